@@ -1,0 +1,635 @@
+//! Small `Copy` geometry types: [`Vec2`], [`Aabb`], [`Circle`], [`Ray`].
+//!
+//! All shapes are **closed**: boxes that touch at an edge or a corner
+//! intersect, and a point on a box's edge is inside it.
+
+use crate::error::Error;
+
+/// A 2D vector or point with `f32` coordinates.
+///
+/// Converts from `[f32; 2]` and `(f32, f32)`, so every function taking
+/// `impl Into<Vec2>` accepts those too.
+///
+/// ```
+/// use quadrat::Vec2;
+/// let a = Vec2::new(1.0, 2.0);
+/// let b: Vec2 = [1.0, 2.0].into();
+/// let c: Vec2 = (1.0, 2.0).into();
+/// assert_eq!(a, b);
+/// assert_eq!(b, c);
+/// assert_eq!(a + b, Vec2::new(2.0, 4.0));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Vec2 {
+    /// Horizontal coordinate.
+    pub x: f32,
+    /// Vertical coordinate.
+    pub y: f32,
+}
+
+impl Vec2 {
+    /// The origin, `(0, 0)`.
+    pub const ZERO: Vec2 = Vec2 { x: 0.0, y: 0.0 };
+
+    /// Creates a vector from its coordinates.
+    #[inline]
+    #[must_use]
+    pub const fn new(x: f32, y: f32) -> Vec2 {
+        Vec2 { x, y }
+    }
+
+    /// Creates a vector with both coordinates set to `v`.
+    #[inline]
+    #[must_use]
+    pub const fn splat(v: f32) -> Vec2 {
+        Vec2 { x: v, y: v }
+    }
+
+    /// Dot product.
+    #[inline]
+    #[must_use]
+    pub fn dot(self, other: Vec2) -> f32 {
+        self.x * other.x + self.y * other.y
+    }
+
+    /// Squared Euclidean length.
+    #[inline]
+    #[must_use]
+    pub fn length_squared(self) -> f32 {
+        self.dot(self)
+    }
+
+    /// Euclidean length.
+    #[inline]
+    #[must_use]
+    pub fn length(self) -> f32 {
+        self.x.hypot(self.y)
+    }
+
+    /// Component-wise minimum.
+    #[inline]
+    #[must_use]
+    pub fn min(self, other: Vec2) -> Vec2 {
+        Vec2::new(self.x.min(other.x), self.y.min(other.y))
+    }
+
+    /// Component-wise maximum.
+    #[inline]
+    #[must_use]
+    pub fn max(self, other: Vec2) -> Vec2 {
+        Vec2::new(self.x.max(other.x), self.y.max(other.y))
+    }
+
+    /// `true` when both coordinates are finite (neither NaN nor infinite).
+    #[inline]
+    #[must_use]
+    pub fn is_finite(self) -> bool {
+        self.x.is_finite() && self.y.is_finite()
+    }
+}
+
+impl From<[f32; 2]> for Vec2 {
+    #[inline]
+    fn from([x, y]: [f32; 2]) -> Vec2 {
+        Vec2 { x, y }
+    }
+}
+
+impl From<(f32, f32)> for Vec2 {
+    #[inline]
+    fn from((x, y): (f32, f32)) -> Vec2 {
+        Vec2 { x, y }
+    }
+}
+
+impl From<Vec2> for [f32; 2] {
+    #[inline]
+    fn from(v: Vec2) -> [f32; 2] {
+        [v.x, v.y]
+    }
+}
+
+impl From<Vec2> for (f32, f32) {
+    #[inline]
+    fn from(v: Vec2) -> (f32, f32) {
+        (v.x, v.y)
+    }
+}
+
+impl core::ops::Add for Vec2 {
+    type Output = Vec2;
+    #[inline]
+    fn add(self, rhs: Vec2) -> Vec2 {
+        Vec2::new(self.x + rhs.x, self.y + rhs.y)
+    }
+}
+
+impl core::ops::Sub for Vec2 {
+    type Output = Vec2;
+    #[inline]
+    fn sub(self, rhs: Vec2) -> Vec2 {
+        Vec2::new(self.x - rhs.x, self.y - rhs.y)
+    }
+}
+
+impl core::ops::Mul<f32> for Vec2 {
+    type Output = Vec2;
+    #[inline]
+    fn mul(self, rhs: f32) -> Vec2 {
+        Vec2::new(self.x * rhs, self.y * rhs)
+    }
+}
+
+impl core::ops::Neg for Vec2 {
+    type Output = Vec2;
+    #[inline]
+    fn neg(self) -> Vec2 {
+        Vec2::new(-self.x, -self.y)
+    }
+}
+
+impl core::ops::AddAssign for Vec2 {
+    #[inline]
+    fn add_assign(&mut self, rhs: Vec2) {
+        *self = *self + rhs;
+    }
+}
+
+impl core::ops::SubAssign for Vec2 {
+    #[inline]
+    fn sub_assign(&mut self, rhs: Vec2) {
+        *self = *self - rhs;
+    }
+}
+
+/// An axis-aligned bounding box, closed: it contains its edges.
+///
+/// A valid box has finite coordinates and `min <= max` on both axes.
+/// Zero-size boxes (points and segments) are valid.
+/// [`Aabb::new`] does not check; [`Aabb::validate`] does, and the tree checks
+/// every box it is given.
+///
+/// ```
+/// use quadrat::Aabb;
+/// let a = Aabb::new([0.0, 0.0], [1.0, 1.0]);
+/// let b = Aabb::new([1.0, 1.0], [2.0, 2.0]);
+/// assert!(a.intersects(&b)); // touching at a corner counts
+/// assert!(a.contains_point([1.0, 0.5]));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Aabb {
+    /// The corner with the smallest coordinates.
+    pub min: Vec2,
+    /// The corner with the largest coordinates.
+    pub max: Vec2,
+}
+
+impl Aabb {
+    /// Creates a box from its two corners. `min <= max` is expected on both
+    /// axes; see [`Aabb::validate`].
+    #[inline]
+    #[must_use]
+    pub fn new(min: impl Into<Vec2>, max: impl Into<Vec2>) -> Aabb {
+        Aabb {
+            min: min.into(),
+            max: max.into(),
+        }
+    }
+
+    /// Creates a box from its centre and half extents (half width, half height).
+    ///
+    /// ```
+    /// use quadrat::Aabb;
+    /// let b = Aabb::from_center([5.0, 5.0], [1.0, 2.0]);
+    /// assert_eq!(b, Aabb::new([4.0, 3.0], [6.0, 7.0]));
+    /// ```
+    #[inline]
+    #[must_use]
+    pub fn from_center(center: impl Into<Vec2>, half_extents: impl Into<Vec2>) -> Aabb {
+        let c = center.into();
+        let h = half_extents.into();
+        Aabb {
+            min: c - h,
+            max: c + h,
+        }
+    }
+
+    /// The zero-size box at `p`.
+    #[inline]
+    #[must_use]
+    pub fn from_point(p: impl Into<Vec2>) -> Aabb {
+        let p = p.into();
+        Aabb { min: p, max: p }
+    }
+
+    /// The smallest box containing all `points`, or `None` when there are none.
+    ///
+    /// ```
+    /// use quadrat::Aabb;
+    /// let b = Aabb::from_points([[1.0, 5.0], [3.0, -1.0]]).unwrap();
+    /// assert_eq!(b, Aabb::new([1.0, -1.0], [3.0, 5.0]));
+    /// ```
+    #[must_use]
+    pub fn from_points<P: Into<Vec2>>(points: impl IntoIterator<Item = P>) -> Option<Aabb> {
+        let mut it = points.into_iter().map(Into::into);
+        let first = it.next()?;
+        Some(it.fold(Aabb::from_point(first), |b, p| Aabb {
+            min: b.min.min(p),
+            max: b.max.max(p),
+        }))
+    }
+
+    /// Width (`max.x - min.x`).
+    #[inline]
+    #[must_use]
+    pub fn width(&self) -> f32 {
+        self.max.x - self.min.x
+    }
+
+    /// Height (`max.y - min.y`).
+    #[inline]
+    #[must_use]
+    pub fn height(&self) -> f32 {
+        self.max.y - self.min.y
+    }
+
+    /// Width and height.
+    #[inline]
+    #[must_use]
+    pub fn size(&self) -> Vec2 {
+        self.max - self.min
+    }
+
+    /// The centre, computed without overflow for any finite box.
+    #[inline]
+    #[must_use]
+    pub fn center(&self) -> Vec2 {
+        Vec2::new(
+            self.min.x * 0.5 + self.max.x * 0.5,
+            self.min.y * 0.5 + self.max.y * 0.5,
+        )
+    }
+
+    /// Area (`width * height`).
+    #[inline]
+    #[must_use]
+    pub fn area(&self) -> f32 {
+        self.width() * self.height()
+    }
+
+    /// `true` when the two closed boxes share at least one point.
+    ///
+    /// Boxes that touch at an edge or a corner intersect. Any comparison with
+    /// a NaN coordinate is false, so a box with a NaN intersects nothing.
+    #[inline]
+    #[must_use]
+    pub fn intersects(&self, other: &Aabb) -> bool {
+        self.min.x <= other.max.x
+            && other.min.x <= self.max.x
+            && self.min.y <= other.max.y
+            && other.min.y <= self.max.y
+    }
+
+    /// `true` when `other` lies entirely inside `self` (edges included).
+    #[inline]
+    #[must_use]
+    pub fn contains(&self, other: &Aabb) -> bool {
+        self.min.x <= other.min.x
+            && self.min.y <= other.min.y
+            && other.max.x <= self.max.x
+            && other.max.y <= self.max.y
+    }
+
+    /// `true` when `p` lies inside the box or on its edge.
+    #[inline]
+    #[must_use]
+    pub fn contains_point(&self, p: impl Into<Vec2>) -> bool {
+        let p = p.into();
+        self.min.x <= p.x && p.x <= self.max.x && self.min.y <= p.y && p.y <= self.max.y
+    }
+
+    /// The smallest box containing both boxes.
+    #[inline]
+    #[must_use]
+    pub fn union(&self, other: &Aabb) -> Aabb {
+        Aabb {
+            min: self.min.min(other.min),
+            max: self.max.max(other.max),
+        }
+    }
+
+    /// The box grown by `margin` on every side (shrunk when negative).
+    #[inline]
+    #[must_use]
+    pub fn expand(&self, margin: f32) -> Aabb {
+        Aabb {
+            min: self.min - Vec2::splat(margin),
+            max: self.max + Vec2::splat(margin),
+        }
+    }
+
+    /// The box moved by `offset`.
+    #[inline]
+    #[must_use]
+    pub fn translate(&self, offset: impl Into<Vec2>) -> Aabb {
+        let o = offset.into();
+        Aabb {
+            min: self.min + o,
+            max: self.max + o,
+        }
+    }
+
+    /// The point of the box closest to `p` (`p` itself when inside).
+    #[inline]
+    #[must_use]
+    pub fn closest_point(&self, p: impl Into<Vec2>) -> Vec2 {
+        let p = p.into();
+        Vec2::new(
+            p.x.max(self.min.x).min(self.max.x),
+            p.y.max(self.min.y).min(self.max.y),
+        )
+    }
+
+    /// Squared Euclidean distance from `p` to the box (0 inside or on the edge).
+    #[inline]
+    #[must_use]
+    pub fn distance_squared_to_point(&self, p: impl Into<Vec2>) -> f32 {
+        let p = p.into();
+        let dx = (self.min.x - p.x).max(0.0).max(p.x - self.max.x);
+        let dy = (self.min.y - p.y).max(0.0).max(p.y - self.max.y);
+        dx * dx + dy * dy
+    }
+
+    /// Euclidean distance from `p` to the box (0 inside or on the edge).
+    #[inline]
+    #[must_use]
+    pub fn distance_to_point(&self, p: impl Into<Vec2>) -> f32 {
+        self.distance_squared_to_point(p).sqrt()
+    }
+
+    /// `true` when the box is valid: finite coordinates and `min <= max`.
+    #[inline]
+    #[must_use]
+    pub fn is_valid(&self) -> bool {
+        self.validate().is_ok()
+    }
+
+    /// Checks that the box is valid, saying exactly what is wrong if it is not.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, Error};
+    /// assert!(Aabb::new([0.0, 0.0], [1.0, 1.0]).validate().is_ok());
+    /// let err = Aabb::new([0.0, f32::NAN], [1.0, 1.0]).validate().unwrap_err();
+    /// assert_eq!(err.to_string(), "min.y is NaN");
+    /// let err = Aabb::new([2.0, 0.0], [1.0, 1.0]).validate().unwrap_err();
+    /// assert_eq!(err.to_string(), "min.x (2) is greater than max.x (1)");
+    /// ```
+    pub fn validate(&self) -> Result<(), Error> {
+        let fields = [
+            ("min.x", self.min.x),
+            ("min.y", self.min.y),
+            ("max.x", self.max.x),
+            ("max.y", self.max.y),
+        ];
+        for (field, value) in fields {
+            if !value.is_finite() {
+                return Err(Error::NonFinite { field, value });
+            }
+        }
+        if self.min.x > self.max.x {
+            return Err(Error::Inverted {
+                axis: 'x',
+                min: self.min.x,
+                max: self.max.x,
+            });
+        }
+        if self.min.y > self.max.y {
+            return Err(Error::Inverted {
+                axis: 'y',
+                min: self.min.y,
+                max: self.max.y,
+            });
+        }
+        Ok(())
+    }
+
+    /// The parameter interval `[t_enter, t_exit]` over which `origin + t * dir`
+    /// is inside the box, clipped to `[0, max_t]`; `None` when the ray misses.
+    ///
+    /// Handles zero direction components (the ray is then parallel to that
+    /// axis and hits only if the origin is within the slab).
+    #[inline]
+    #[must_use]
+    pub(crate) fn ray_interval(&self, origin: Vec2, dir: Vec2, max_t: f32) -> Option<(f32, f32)> {
+        let mut t0 = 0.0f32;
+        let mut t1 = max_t;
+        for (o, d, lo, hi) in [
+            (origin.x, dir.x, self.min.x, self.max.x),
+            (origin.y, dir.y, self.min.y, self.max.y),
+        ] {
+            if d == 0.0 {
+                if o < lo || o > hi {
+                    return None;
+                }
+            } else {
+                let inv = 1.0 / d;
+                let (mut a, mut b) = ((lo - o) * inv, (hi - o) * inv);
+                if a > b {
+                    core::mem::swap(&mut a, &mut b);
+                }
+                t0 = t0.max(a);
+                t1 = t1.min(b);
+                if t0 > t1 {
+                    return None;
+                }
+            }
+        }
+        if t0 <= t1 { Some((t0, t1)) } else { None }
+    }
+}
+
+impl From<[f32; 4]> for Aabb {
+    /// `[min_x, min_y, max_x, max_y]`.
+    #[inline]
+    fn from([a, b, c, d]: [f32; 4]) -> Aabb {
+        Aabb::new([a, b], [c, d])
+    }
+}
+
+impl From<Aabb> for [f32; 4] {
+    /// `[min_x, min_y, max_x, max_y]`.
+    #[inline]
+    fn from(b: Aabb) -> [f32; 4] {
+        [b.min.x, b.min.y, b.max.x, b.max.y]
+    }
+}
+
+/// A closed disc: its centre and radius.
+///
+/// ```
+/// use quadrat::{Aabb, Circle};
+/// let c = Circle::new([0.0, 0.0], 1.0);
+/// assert!(c.contains_point([1.0, 0.0])); // on the rim counts
+/// assert!(c.intersects_aabb(&Aabb::new([1.0, -5.0], [2.0, 5.0])));
+/// assert_eq!(c.aabb(), Aabb::new([-1.0, -1.0], [1.0, 1.0]));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Circle {
+    /// Centre of the disc.
+    pub center: Vec2,
+    /// Radius; valid radii are finite and not negative.
+    pub radius: f32,
+}
+
+impl Circle {
+    /// Creates a circle.
+    #[inline]
+    #[must_use]
+    pub fn new(center: impl Into<Vec2>, radius: f32) -> Circle {
+        Circle {
+            center: center.into(),
+            radius,
+        }
+    }
+
+    /// The circle's bounding box.
+    #[inline]
+    #[must_use]
+    pub fn aabb(&self) -> Aabb {
+        Aabb::from_center(self.center, Vec2::splat(self.radius))
+    }
+
+    /// `true` when `p` is inside the disc or on its rim.
+    #[inline]
+    #[must_use]
+    pub fn contains_point(&self, p: impl Into<Vec2>) -> bool {
+        (p.into() - self.center).length_squared() <= self.radius * self.radius
+    }
+
+    /// `true` when the disc and the closed box share a point.
+    ///
+    /// A circle with a negative or NaN radius intersects nothing.
+    #[inline]
+    #[must_use]
+    pub fn intersects_aabb(&self, b: &Aabb) -> bool {
+        self.radius >= 0.0 && b.distance_squared_to_point(self.center) <= self.radius * self.radius
+    }
+
+    /// `true` when the two discs share a point.
+    #[inline]
+    #[must_use]
+    pub fn intersects_circle(&self, other: &Circle) -> bool {
+        let r = self.radius + other.radius;
+        self.radius >= 0.0
+            && other.radius >= 0.0
+            && (other.center - self.center).length_squared() <= r * r
+    }
+
+    /// Checks the circle: finite centre, finite radius that is not negative.
+    ///
+    /// ```
+    /// use quadrat::Circle;
+    /// let err = Circle::new([0.0, 0.0], -1.0).validate().unwrap_err();
+    /// assert_eq!(err.to_string(), "radius (-1) is negative");
+    /// ```
+    pub fn validate(&self) -> Result<(), Error> {
+        for (field, value) in [
+            ("center.x", self.center.x),
+            ("center.y", self.center.y),
+            ("radius", self.radius),
+        ] {
+            if !value.is_finite() {
+                return Err(Error::NonFinite { field, value });
+            }
+        }
+        if self.radius < 0.0 {
+            return Err(Error::Negative {
+                field: "radius",
+                value: self.radius,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// A ray: an origin and a direction, which need not be of unit length.
+///
+/// Distances along a ray are Euclidean distances from its origin, whatever
+/// the length of `direction`.
+///
+/// ```
+/// use quadrat::Ray;
+/// let r = Ray::new([0.0, 0.0], [3.0, 4.0]);
+/// assert_eq!(r.at(5.0), quadrat::Vec2::new(3.0, 4.0));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Ray {
+    /// Where the ray starts.
+    pub origin: Vec2,
+    /// Which way it goes; any non-zero length.
+    pub direction: Vec2,
+}
+
+impl Ray {
+    /// Creates a ray.
+    #[inline]
+    #[must_use]
+    pub fn new(origin: impl Into<Vec2>, direction: impl Into<Vec2>) -> Ray {
+        Ray {
+            origin: origin.into(),
+            direction: direction.into(),
+        }
+    }
+
+    /// The point at Euclidean distance `dist` from the origin along the ray.
+    #[inline]
+    #[must_use]
+    pub fn at(&self, dist: f32) -> Vec2 {
+        let len = self.direction.length();
+        self.origin + self.direction * (dist / len)
+    }
+
+    /// Checks the ray: finite origin and direction, direction not zero.
+    ///
+    /// ```
+    /// use quadrat::Ray;
+    /// let err = Ray::new([0.0, 0.0], [0.0, 0.0]).validate().unwrap_err();
+    /// assert_eq!(err.to_string(), "ray direction is zero");
+    /// ```
+    pub fn validate(&self) -> Result<(), Error> {
+        for (field, value) in [
+            ("origin.x", self.origin.x),
+            ("origin.y", self.origin.y),
+            ("direction.x", self.direction.x),
+            ("direction.y", self.direction.y),
+        ] {
+            if !value.is_finite() {
+                return Err(Error::NonFinite { field, value });
+            }
+        }
+        if self.direction.x == 0.0 && self.direction.y == 0.0 {
+            return Err(Error::ZeroDirection);
+        }
+        Ok(())
+    }
+
+    /// Euclidean distance from the origin to where the ray enters `b`
+    /// (0 when the origin is inside), if it does so within `max_dist`.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, Ray};
+    /// let r = Ray::new([0.0, 0.5], [2.0, 0.0]);
+    /// assert_eq!(r.intersect_aabb(&Aabb::new([3.0, 0.0], [4.0, 1.0]), 10.0), Some(3.0));
+    /// assert_eq!(r.intersect_aabb(&Aabb::new([3.0, 0.0], [4.0, 1.0]), 2.0), None);
+    /// ```
+    #[inline]
+    #[must_use]
+    pub fn intersect_aabb(&self, b: &Aabb, max_dist: f32) -> Option<f32> {
+        let len = self.direction.length();
+        if len.is_nan() || len <= 0.0 || len.is_infinite() {
+            return None;
+        }
+        let dir = self.direction * (1.0 / len);
+        b.ray_interval(self.origin, dir, max_dist).map(|(t0, _)| t0)
+    }
+}

@@ -1,0 +1,200 @@
+//! Generational keys and the slab that holds item values.
+
+use core::fmt;
+use core::num::NonZeroU32;
+use core::sync::atomic::{AtomicU32, Ordering};
+
+/// A stable handle to an item in a [`QuadTree`](crate::QuadTree).
+///
+/// A key is a slot index plus a generation: 8 bytes, and `Option<Key>` is
+/// 8 bytes too. Once its item is removed (or the tree cleared) a key answers
+/// `None`/`false` forever, even after its slot is reused, because the slot's
+/// generation has moved on. Each tree starts its generations at a different
+/// seed, so a key from another tree is almost surely refused as well.
+///
+/// Keys order by slot index first, which makes orders that break ties by key
+/// deterministic for a given sequence of calls.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Key {
+    idx: u32,
+    generation: NonZeroU32,
+}
+
+impl Key {
+    #[inline]
+    pub(crate) fn new(idx: u32, generation: NonZeroU32) -> Key {
+        Key { idx, generation }
+    }
+
+    /// The slot index: dense, small, reused after removal. Useful to index a
+    /// side table (`Vec`) of per-item data.
+    #[inline]
+    #[must_use]
+    pub fn index(self) -> u32 {
+        self.idx
+    }
+
+    /// The key as one `u64` (index in the high half), for compact storage or
+    /// transport. [`Key::from_bits`] reverses it.
+    #[inline]
+    #[must_use]
+    pub fn to_bits(self) -> u64 {
+        (u64::from(self.idx) << 32) | u64::from(self.generation.get())
+    }
+
+    /// Rebuilds a key from [`Key::to_bits`]; `None` for a value no key has.
+    #[inline]
+    #[must_use]
+    pub fn from_bits(bits: u64) -> Option<Key> {
+        let generation = NonZeroU32::new(bits as u32)?;
+        Some(Key {
+            idx: (bits >> 32) as u32,
+            generation,
+        })
+    }
+}
+
+impl fmt::Debug for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Key({}v{})", self.idx, self.generation)
+    }
+}
+
+/// Draws the first generation for a new slab, different for every slab made
+/// in this process (deterministic for a single-threaded program).
+fn next_seed() -> NonZeroU32 {
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    // Spread consecutive counters over the whole range (odd multiplier is a bijection).
+    let g = n.wrapping_mul(0x9E37_79B9).wrapping_add(0x7F4A_7C15);
+    NonZeroU32::new(g).unwrap_or(NonZeroU32::MIN)
+}
+
+const NONE: u32 = u32::MAX;
+/// Marks a vacant slot that is never reused.
+const RETIRED: u32 = u32::MAX - 1;
+
+/// One slot of the slab: the item's value and where its box lives.
+#[derive(Clone, Debug)]
+pub(crate) struct Slot<T> {
+    pub(crate) generation: NonZeroU32,
+    /// `Some` while occupied.
+    pub(crate) value: Option<T>,
+    /// Occupied: the node holding the item. Vacant: the next free slot.
+    pub(crate) node: u32,
+    /// Occupied: the item's position in the tree's entry arrays.
+    pub(crate) pos: u32,
+}
+
+/// A slab of item values addressed by generational [`Key`]s.
+#[derive(Clone, Debug)]
+pub(crate) struct Slab<T> {
+    pub(crate) slots: Vec<Slot<T>>,
+    free_head: u32,
+    len: usize,
+    seed: NonZeroU32,
+}
+
+impl<T> Slab<T> {
+    pub(crate) fn new() -> Slab<T> {
+        Slab {
+            slots: Vec::new(),
+            free_head: NONE,
+            len: 0,
+            seed: next_seed(),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The slot index of a live key.
+    #[inline]
+    pub(crate) fn index_of(&self, key: Key) -> Option<usize> {
+        let slot = self.slots.get(key.idx as usize)?;
+        (slot.generation == key.generation && slot.value.is_some()).then_some(key.idx as usize)
+    }
+
+    /// The key of an occupied slot.
+    #[inline]
+    pub(crate) fn key_at(&self, idx: usize) -> Key {
+        Key::new(idx as u32, self.slots[idx].generation)
+    }
+
+    /// Stores `value`, returning its new key and slot index.
+    pub(crate) fn insert(&mut self, value: T, node: u32, pos: u32) -> (Key, usize) {
+        let idx = if self.free_head != NONE {
+            let idx = self.free_head as usize;
+            let slot = &mut self.slots[idx];
+            self.free_head = slot.node;
+            slot.value = Some(value);
+            slot.node = node;
+            slot.pos = pos;
+            idx
+        } else {
+            assert!(
+                self.slots.len() < RETIRED as usize,
+                "quadrat: more than 2^32 - 1 items"
+            );
+            self.slots.push(Slot {
+                generation: self.seed,
+                value: Some(value),
+                node,
+                pos,
+            });
+            self.slots.len() - 1
+        };
+        self.len += 1;
+        (self.key_at(idx), idx)
+    }
+
+    /// Empties slot `idx` (which must be occupied), returning its value.
+    pub(crate) fn remove_at(&mut self, idx: usize) -> T {
+        let value = self.slots[idx].value.take().expect("occupied slot");
+        self.len -= 1;
+        if self.bump(idx) {
+            self.slots[idx].node = self.free_head;
+            self.free_head = idx as u32;
+        }
+        value
+    }
+
+    /// Moves a vacated slot to its next generation. Returns `false` and
+    /// retires the slot for good when the generation would come round to the
+    /// first one again, so that no stale key can ever match.
+    fn bump(&mut self, idx: usize) -> bool {
+        let slot = &mut self.slots[idx];
+        match NonZeroU32::new(slot.generation.get().wrapping_add(1)) {
+            Some(g) if g != self.seed => {
+                slot.generation = g;
+                true
+            }
+            _ => {
+                slot.node = RETIRED;
+                false
+            }
+        }
+    }
+
+    /// Removes every value, invalidating all keys, keeping the capacity. The
+    /// free list is rebuilt in ascending order so that refills reuse the
+    /// lowest slots first.
+    pub(crate) fn clear(&mut self) {
+        let mut next = NONE;
+        for idx in (0..self.slots.len()).rev() {
+            if self.slots[idx].value.take().is_some() {
+                if !self.bump(idx) {
+                    continue;
+                }
+            } else if self.slots[idx].node == RETIRED {
+                continue;
+            }
+            self.slots[idx].node = next;
+            next = idx as u32;
+        }
+        self.free_head = next;
+        self.len = 0;
+    }
+}

@@ -1,0 +1,77 @@
+//! # quadrat
+//!
+//! Fast, correct quadtrees for 2D collision detection.
+//!
+//! Checking every pair of `n` moving objects costs `n²` tests a frame. A
+//! [`QuadTree`] splits the world into four quadrants, and again where
+//! objects crowd, so that only neighbours are compared.
+//!
+//! - [`QuadTree<T>`]: boxes with values, addressed by stable generational
+//!   [`Key`]s; insert, remove (collapsing empty quadrants), update (moving
+//!   objects), clear; area, circle and point queries; every colliding pair
+//!   exactly once.
+//! - [`Vec2`], [`Aabb`], [`Circle`], [`Ray`]: small `Copy` geometry types.
+//!   Boxes are **closed**: touching counts as intersecting.
+//! - [`scenario`]: seeded object layouts (uniform, clustered, mixed sizes)
+//!   shared by the tests, the benchmarks and the lab.
+//!
+//! ## The game loop
+//!
+//! Every frame: move the objects (or clear and insert them all again), ask
+//! for the pairs whose boxes touch, and run the exact test on each.
+//!
+//! ```
+//! use quadrat::{Aabb, Circle, QuadTree, Vec2};
+//!
+//! struct Ball { pos: Vec2, vel: Vec2, r: f32 }
+//!
+//! let mut balls: Vec<Ball> = (0..200)
+//!     .map(|i| {
+//!         let t = i as f32;
+//!         Ball {
+//!             pos: Vec2::new((t * 37.0) % 640.0, (t * 91.0) % 480.0),
+//!             vel: Vec2::new((t * 0.37).sin(), (t * 0.73).cos()),
+//!             r: 4.0,
+//!         }
+//!     })
+//!     .collect();
+//!
+//! let world = Aabb::new([0.0, 0.0], [640.0, 480.0]);
+//! let mut tree = QuadTree::new(world);
+//! let bounds = |b: &Ball| Aabb::from_center(b.pos, [b.r, b.r]);
+//! let keys: Vec<_> = balls.iter().enumerate().map(|(i, b)| tree.insert(bounds(b), i)).collect();
+//!
+//! for _frame in 0..10 {
+//!     // 1. Move everything and tell the tree (or: tree.clear() and insert all again).
+//!     for (ball, &key) in balls.iter_mut().zip(&keys) {
+//!         ball.pos += ball.vel;
+//!         tree.update(key, bounds(ball));
+//!     }
+//!     // 2. Broad phase: pairs whose boxes touch, each once.
+//!     let mut touching = 0;
+//!     tree.for_each_pair(|a, b| {
+//!         // 3. Narrow phase: the exact test on each candidate pair.
+//!         let (ba, bb) = (&balls[tree[a]], &balls[tree[b]]);
+//!         if Circle::new(ba.pos, ba.r).intersects_circle(&Circle::new(bb.pos, bb.r)) {
+//!             touching += 1;
+//!         }
+//!     });
+//!     // What the quadtree saved: far fewer candidate pairs than n².
+//!     assert!(touching <= tree.pairs().len());
+//! }
+//! # tree.validate().unwrap();
+//! ```
+
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+mod error;
+mod geom;
+mod key;
+pub mod scenario;
+mod tree;
+
+pub use crate::error::Error;
+pub use crate::geom::{Aabb, Circle, Ray, Vec2};
+pub use crate::key::Key;
+pub use crate::tree::{Config, MAX_DEPTH, NodeView, QuadTree, Query, Region};

@@ -1,0 +1,107 @@
+//! Insertion, and the split that keeps leaves small.
+
+use super::{QuadTree, quadrant};
+use crate::error::Error;
+use crate::geom::Aabb;
+use crate::key::Key;
+
+impl<T> QuadTree<T> {
+    /// Inserts an item and returns its key.
+    ///
+    /// Items outside the world box are kept and found like any other.
+    ///
+    /// # Panics
+    /// When `aabb` is not valid (a NaN or infinite coordinate, or
+    /// `min > max`); the message says which. The tree is unchanged then.
+    /// [`try_insert`](QuadTree::try_insert) returns the error instead.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, QuadTree};
+    /// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    /// let k = tree.insert(Aabb::new([5.0, 5.0], [6.0, 6.0]), "player");
+    /// assert_eq!(tree[k], "player");
+    /// // Outside the world: kept and found.
+    /// let far = tree.insert(Aabb::new([500.0, 500.0], [501.0, 501.0]), "far");
+    /// assert_eq!(tree.query_point([500.5, 500.5]).next(), Some((far, &"far")));
+    /// ```
+    #[track_caller]
+    pub fn insert(&mut self, aabb: Aabb, value: T) -> Key {
+        match self.try_insert(aabb, value) {
+            Ok(key) => key,
+            Err(e) => panic!("quadrat: invalid box passed to QuadTree::insert: {e}"),
+        }
+    }
+
+    /// Inserts an item, or says why its box is refused (and changes nothing).
+    ///
+    /// ```
+    /// use quadrat::{Aabb, Error, QuadTree};
+    /// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    /// let err = tree.try_insert(Aabb::new([3.0, 0.0], [1.0, 1.0]), ()).unwrap_err();
+    /// assert_eq!(err, Error::Inverted { axis: 'x', min: 3.0, max: 1.0 });
+    /// assert!(tree.is_empty());
+    /// ```
+    pub fn try_insert(&mut self, aabb: Aabb, value: T) -> Result<Key, Error> {
+        aabb.validate()?;
+        let (key, idx) = self.slab.insert(value, super::NONE, super::NONE);
+        self.attach(idx as u32, aabb);
+        self.maybe_compact();
+        Ok(key)
+    }
+
+    /// Places slot `owner`'s item with box `b` in the tree: down the centre's
+    /// path while a child's loose bounds contain it, counting it in the load
+    /// of every node it passes, then splits the leaf it lands in if needed.
+    pub(crate) fn attach(&mut self, owner: u32, b: Aabb) {
+        let c = b.center();
+        let mut n = 0u32;
+        loop {
+            let node = &self.nodes[n as usize];
+            if node.is_leaf() {
+                break;
+            }
+            let child = node.children + quadrant(&node.cell, c) as u32;
+            if !self.nodes[child as usize].loose.contains(&b) {
+                break;
+            }
+            self.nodes[n as usize].load += 1;
+            n = child;
+        }
+        if self.nodes[n as usize].is_leaf() && self.leaf_wants_deeper(n, &b) {
+            self.nodes[n as usize].load += 1;
+        }
+        self.push_entry(n, b, owner);
+        self.split_if_needed(n);
+    }
+
+    /// Splits leaf `n` while more than `max_items` of its items fit a child,
+    /// then its children likewise. Recursion is bounded by `max_depth`.
+    pub(crate) fn split_if_needed(&mut self, n: u32) {
+        let node = &self.nodes[n as usize];
+        if !node.is_leaf() || node.load <= self.max_items {
+            return;
+        }
+        let first = self.alloc_children(n);
+        // Move every item that fits its quadrant's child down; the load of
+        // `n` (items that fit a child) becomes its count of items below.
+        let mut i = 0;
+        while i < self.nodes[n as usize].len {
+            let pos = self.nodes[n as usize].start + i;
+            let b = self.boxes[pos as usize];
+            let child = first + quadrant(&self.nodes[n as usize].cell, b.center()) as u32;
+            if self.nodes[child as usize].loose.contains(&b) {
+                let owner = self.owners[pos as usize];
+                self.remove_entry(n, pos);
+                if self.leaf_wants_deeper(child, &b) {
+                    self.nodes[child as usize].load += 1;
+                }
+                self.push_entry(child, b, owner);
+            } else {
+                i += 1;
+            }
+        }
+        for q in 0..4 {
+            self.split_if_needed(first + q);
+        }
+    }
+}

@@ -1,0 +1,839 @@
+//! [`QuadTree<T>`]: a loose quadtree with stable keys.
+//!
+//! One operation per file: [`insert`](insert.rs), [`remove`](remove.rs),
+//! [`update`](update.rs), [`query`](query.rs), [`pairs`](pairs.rs),
+//! [`validate`](validate.rs). This file holds the data layout, the node
+//! geometry every operation shares, and the small accessors.
+
+mod insert;
+mod pairs;
+mod query;
+mod remove;
+mod update;
+mod validate;
+
+pub use query::{Query, Region};
+
+use crate::error::Error;
+use crate::geom::{Aabb, Vec2};
+use crate::key::{Key, Slab};
+
+/// "No node" / "no child" marker.
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// The deepest level any tree may split to. Below it, cells of any world are
+/// narrower than the spacing of `f32` values, and splitting buys nothing.
+pub const MAX_DEPTH: u8 = 24;
+
+/// Capacity of the fixed traversal stacks: a depth-first walk keeps at most
+/// three pending siblings per level plus the four children just pushed.
+const STACK: usize = 3 * MAX_DEPTH as usize + 8;
+
+/// Tuning knobs of a [`QuadTree`].
+///
+/// `Config::default()` is the tuned choice; change it to study the tree
+/// (the lab's sliders do) or when profiling says so.
+///
+/// ```
+/// use quadrat::{Aabb, Config, QuadTree};
+/// let config = Config { max_items: 4, ..Config::default() };
+/// let tree: QuadTree<u32> = QuadTree::with_config(Aabb::new([0.0, 0.0], [64.0, 64.0]), config);
+/// assert_eq!(tree.config().max_items, 4);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Config {
+    /// Split threshold: a leaf splits when more than this many of its items
+    /// would fit into a child. At least 1.
+    pub max_items: usize,
+    /// The deepest level a node may have (the root is level 0). At most
+    /// [`MAX_DEPTH`].
+    pub max_depth: u8,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            max_items: 8,
+            max_depth: 16,
+        }
+    }
+}
+
+impl Config {
+    /// Checks the values: `max_items >= 1` and `max_depth <= MAX_DEPTH`.
+    ///
+    /// ```
+    /// use quadrat::Config;
+    /// let err = Config { max_items: 0, ..Config::default() }.validate().unwrap_err();
+    /// assert_eq!(err.to_string(), "config.max_items must be at least 1");
+    /// ```
+    pub fn validate(&self) -> Result<(), Error> {
+        if self.max_items == 0 {
+            return Err(Error::InvalidConfig {
+                field: "max_items",
+                reason: "must be at least 1",
+            });
+        }
+        if self.max_items >= u32::MAX as usize {
+            return Err(Error::InvalidConfig {
+                field: "max_items",
+                reason: "must be less than 2^32 - 1",
+            });
+        }
+        if self.max_depth > MAX_DEPTH {
+            return Err(Error::InvalidConfig {
+                field: "max_depth",
+                reason: "must be at most 24 (quadrat::MAX_DEPTH)",
+            });
+        }
+        Ok(())
+    }
+}
+
+/// A read-only view of one node, for drawing and inspecting the tree.
+///
+/// ```
+/// use quadrat::{Aabb, QuadTree};
+/// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [16.0, 16.0]));
+/// for i in 0..20 {
+///     let p = i as f32 * 0.7;
+///     tree.insert(Aabb::new([p, p], [p + 0.1, p + 0.1]), i);
+/// }
+/// let root = tree.nodes().next().unwrap();
+/// assert_eq!(root.depth, 0);
+/// assert!(!root.is_leaf);
+/// assert_eq!(tree.nodes().map(|n| n.items).sum::<usize>(), 20);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct NodeView {
+    /// The node's cell: the quadrant of space it covers.
+    pub bounds: Aabb,
+    /// The loose bounds: every item stored in this node lies inside them
+    /// (for the root, only items inside the world's loose bounds do).
+    pub loose: Aabb,
+    /// Level; the root is 0.
+    pub depth: u8,
+    /// How many items are stored in this node itself.
+    pub items: usize,
+    /// `true` when the node has no children.
+    pub is_leaf: bool,
+}
+
+/// One node of the tree. The four children of a node are contiguous in
+/// [`QuadTree::nodes`], starting at `children`; the node's items are the
+/// contiguous run `start .. start + len` of the entry arrays.
+#[derive(Clone, Debug)]
+pub(crate) struct Node {
+    /// The quadrant of space this node covers.
+    pub(crate) cell: Aabb,
+    /// `cell` grown by half its size on every side, clipped to the parent's
+    /// loose bounds: every item stored here lies inside it (root excepted).
+    pub(crate) loose: Aabb,
+    /// Index of the first of four children, or [`NONE`] for a leaf.
+    pub(crate) children: u32,
+    /// First entry of this node's run.
+    pub(crate) start: u32,
+    /// Items in the run.
+    pub(crate) len: u32,
+    /// Reserved length of the run.
+    pub(crate) cap: u32,
+    /// Internal node: items stored strictly below it. Leaf: its items that
+    /// would move into a child if it split. The tree's shape follows from
+    /// it: a node has children exactly when its load exceeds `max_items`.
+    pub(crate) load: u32,
+    /// Level; the root is 0. `u8::MAX` marks a node in a free block.
+    pub(crate) depth: u8,
+    /// Which sides of the cell lie on the world's border (see [`Edges`]):
+    /// on those sides the cell reaches to infinity for placement, so that
+    /// centres outside the world still descend deterministically.
+    pub(crate) edges: u8,
+}
+
+/// Bits of [`Node::edges`].
+struct Edges;
+impl Edges {
+    const LEFT: u8 = 1;
+    const RIGHT: u8 = 2;
+    const BOTTOM: u8 = 4;
+    const TOP: u8 = 8;
+    const ALL: u8 = 15;
+}
+
+impl Node {
+    fn root(world: Aabb) -> Node {
+        Node {
+            cell: world,
+            loose: loose_of(&world),
+            children: NONE,
+            start: 0,
+            len: 0,
+            cap: 0,
+            load: 0,
+            depth: 0,
+            edges: Edges::ALL,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn is_leaf(&self) -> bool {
+        self.children == NONE
+    }
+
+    /// The cell and loose bounds of child `q` (bit 0: right half, bit 1:
+    /// upper half). A pure function of the parent, so that a child computed
+    /// when the node splits and one imagined while it is a leaf agree to the
+    /// last bit.
+    #[inline]
+    pub(crate) fn child_geometry(&self, q: usize) -> (Aabb, Aabb) {
+        let mid = self.cell.center();
+        let (x0, x1) = if q & 1 == 0 {
+            (self.cell.min.x, mid.x)
+        } else {
+            (mid.x, self.cell.max.x)
+        };
+        let (y0, y1) = if q & 2 == 0 {
+            (self.cell.min.y, mid.y)
+        } else {
+            (mid.y, self.cell.max.y)
+        };
+        let cell = Aabb::new([x0, y0], [x1, y1]);
+        let l = loose_of(&cell);
+        let loose = Aabb::new(l.min.max(self.loose.min), l.max.min(self.loose.max));
+        (cell, loose)
+    }
+
+    /// Which sides of child `q` lie on the world's border.
+    #[inline]
+    fn child_edges(&self, q: usize) -> u8 {
+        let mut e = 0;
+        if q & 1 == 0 {
+            e |= self.edges & Edges::LEFT;
+        } else {
+            e |= self.edges & Edges::RIGHT;
+        }
+        if q & 2 == 0 {
+            e |= self.edges & Edges::BOTTOM;
+        } else {
+            e |= self.edges & Edges::TOP;
+        }
+        e
+    }
+
+    /// `true` when descending by centre from the root reaches this node's
+    /// cell: the cell is closed below and open above, except on the world's
+    /// border, where it extends to infinity.
+    #[inline]
+    pub(crate) fn reaches(&self, c: Vec2) -> bool {
+        let e = self.edges;
+        (c.x >= self.cell.min.x || e & Edges::LEFT != 0)
+            && (c.x < self.cell.max.x || e & Edges::RIGHT != 0)
+            && (c.y >= self.cell.min.y || e & Edges::BOTTOM != 0)
+            && (c.y < self.cell.max.y || e & Edges::TOP != 0)
+    }
+}
+
+/// The quadrant of `cell` that centre `c` descends into.
+#[inline]
+pub(crate) fn quadrant(cell: &Aabb, c: Vec2) -> usize {
+    let mid = cell.center();
+    usize::from(c.x >= mid.x) | (usize::from(c.y >= mid.y) << 1)
+}
+
+/// A cell grown by half its width and height on every side.
+#[inline]
+fn loose_of(cell: &Aabb) -> Aabb {
+    let h = Vec2::new(
+        cell.max.x * 0.5 - cell.min.x * 0.5,
+        cell.max.y * 0.5 - cell.min.y * 0.5,
+    );
+    Aabb::new(cell.min - h, cell.max + h)
+}
+
+/// A fixed-capacity stack of node indices for walks that must not allocate.
+#[derive(Clone)]
+pub(crate) struct NodeStack {
+    buf: [u32; STACK],
+    len: usize,
+}
+
+impl NodeStack {
+    #[inline]
+    pub(crate) fn new() -> NodeStack {
+        NodeStack {
+            buf: [0; STACK],
+            len: 0,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn with_root() -> NodeStack {
+        let mut s = NodeStack::new();
+        s.push(0);
+        s
+    }
+
+    #[inline]
+    pub(crate) fn push(&mut self, n: u32) {
+        self.buf[self.len] = n;
+        self.len += 1;
+    }
+
+    #[inline]
+    pub(crate) fn pop(&mut self) -> Option<u32> {
+        self.len = self.len.checked_sub(1)?;
+        Some(self.buf[self.len])
+    }
+}
+
+/// A loose quadtree of axis-aligned boxes, each carrying a value of type `T`
+/// and addressed by a stable [`Key`].
+///
+/// # Meanings
+/// - Boxes are **closed**: touching boxes intersect; zero-size boxes are fine.
+/// - Invalid boxes (NaN or infinite coordinates, `min > max`) are refused
+///   with an [`Error`] naming the problem (`try_*` methods) or a panic with
+///   the same message, and the tree is left unchanged.
+/// - Keys are generational: after [`remove`](QuadTree::remove) the old key
+///   answers `None`/`false` forever.
+/// - Items outside the world box are **kept** and found by every query and
+///   by the pair finder. Items far outside it (not inside the world grown by
+///   half its size on each side) are held by the root and checked on every
+///   query, so size the world to cover your objects.
+/// - Every query and the pair finder take `&self` and allocate nothing.
+/// - Depth is capped by [`Config::max_depth`], so any number of items on one
+///   point stays correct and bounded.
+///
+/// # How it works
+/// Each item is stored once, in the deepest node along its centre's path
+/// whose *loose* bounds (the cell grown by half its size) contain the whole
+/// box. Small items sink to small cells wherever they are, so items that
+/// straddle a split line do not pile up near the root. A leaf splits when
+/// more than `max_items` of its items would fit into a child; a subtree
+/// collapses back into its root as soon as it would no longer split, so the
+/// tree's shape depends only on the items it holds, never on the order of
+/// the calls that put them there.
+///
+/// ```
+/// use quadrat::{Aabb, QuadTree};
+///
+/// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+/// let a = tree.insert(Aabb::new([10.0, 10.0], [20.0, 20.0]), "a");
+/// let b = tree.insert(Aabb::new([15.0, 15.0], [30.0, 30.0]), "b");
+/// let c = tree.insert(Aabb::new([80.0, 80.0], [90.0, 90.0]), "c");
+///
+/// assert_eq!(tree.pairs(), vec![(a, b)]);
+/// let hits: Vec<_> = tree.query(Aabb::new([85.0, 0.0], [100.0, 85.0])).collect();
+/// assert_eq!(hits, vec![(c, &"c")]);
+///
+/// tree.update(c, Aabb::new([25.0, 25.0], [35.0, 35.0]));
+/// assert_eq!(tree.pairs().len(), 2);
+/// assert_eq!(tree.remove(a), Some("a"));
+/// assert_eq!(tree.get(a), None);
+/// ```
+#[derive(Clone, Debug)]
+pub struct QuadTree<T> {
+    pub(crate) world: Aabb,
+    pub(crate) config: Config,
+    /// `max_items` as the `u32` the loads are compared with.
+    pub(crate) max_items: u32,
+    /// All nodes; index 0 is the root; children come in blocks of four.
+    pub(crate) nodes: Vec<Node>,
+    /// First indices of blocks of four nodes that are free for reuse.
+    pub(crate) free_blocks: Vec<u32>,
+    /// Entry arrays: the box of every item, grouped by node.
+    pub(crate) boxes: Vec<Aabb>,
+    /// Entry arrays: the slab slot of every item, parallel to `boxes`.
+    pub(crate) owners: Vec<u32>,
+    /// Entries reserved by no live node's run (left behind by moved runs).
+    pub(crate) garbage: usize,
+    pub(crate) slab: Slab<T>,
+}
+
+impl<T> QuadTree<T> {
+    /// Creates an empty tree covering `world` with the default [`Config`].
+    ///
+    /// # Panics
+    /// When `world` is not a valid box (see [`Aabb::validate`]).
+    ///
+    /// ```
+    /// use quadrat::{Aabb, QuadTree};
+    /// let tree: QuadTree<()> = QuadTree::new(Aabb::new([0.0, 0.0], [800.0, 600.0]));
+    /// assert!(tree.is_empty());
+    /// ```
+    #[must_use]
+    pub fn new(world: Aabb) -> QuadTree<T> {
+        QuadTree::with_config(world, Config::default())
+    }
+
+    /// Creates an empty tree covering `world` with the given configuration.
+    ///
+    /// # Panics
+    /// When `world` is not a valid box or `config` is out of range; the
+    /// message says which.
+    #[must_use]
+    pub fn with_config(world: Aabb, config: Config) -> QuadTree<T> {
+        match QuadTree::try_with_config(world, config) {
+            Ok(tree) => tree,
+            Err(e) => panic!("quadrat: invalid argument to QuadTree::with_config: {e}"),
+        }
+    }
+
+    /// Creates an empty tree, or says why the world box or the configuration
+    /// is refused.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, Config, QuadTree};
+    /// let bad = Aabb::new([0.0, 0.0], [f32::NAN, 1.0]);
+    /// let err = QuadTree::<()>::try_with_config(bad, Config::default()).unwrap_err();
+    /// assert_eq!(err.to_string(), "max.x is NaN");
+    /// ```
+    pub fn try_with_config(world: Aabb, config: Config) -> Result<QuadTree<T>, Error> {
+        world.validate()?;
+        config.validate()?;
+        Ok(QuadTree {
+            world,
+            config,
+            max_items: config.max_items as u32,
+            nodes: vec![Node::root(world)],
+            free_blocks: Vec::new(),
+            boxes: Vec::new(),
+            owners: Vec::new(),
+            garbage: 0,
+            slab: Slab::new(),
+        })
+    }
+
+    /// The world box given at creation.
+    #[inline]
+    #[must_use]
+    pub fn world(&self) -> Aabb {
+        self.world
+    }
+
+    /// The configuration given at creation.
+    #[inline]
+    #[must_use]
+    pub fn config(&self) -> Config {
+        self.config
+    }
+
+    /// Number of items.
+    #[inline]
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.slab.len()
+    }
+
+    /// `true` when the tree holds no items.
+    #[inline]
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.slab.len() == 0
+    }
+
+    /// `true` when `key` names a live item of this tree.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, QuadTree};
+    /// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [10.0, 10.0]));
+    /// let k = tree.insert(Aabb::new([1.0, 1.0], [2.0, 2.0]), ());
+    /// assert!(tree.contains_key(k));
+    /// tree.remove(k);
+    /// assert!(!tree.contains_key(k));
+    /// ```
+    #[inline]
+    #[must_use]
+    pub fn contains_key(&self, key: Key) -> bool {
+        self.slab.index_of(key).is_some()
+    }
+
+    /// The value of a live item; `None` for a stale or foreign key.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, QuadTree};
+    /// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [10.0, 10.0]));
+    /// let k = tree.insert(Aabb::new([1.0, 1.0], [2.0, 2.0]), "rock");
+    /// assert_eq!(tree.get(k), Some(&"rock"));
+    /// ```
+    #[inline]
+    #[must_use]
+    pub fn get(&self, key: Key) -> Option<&T> {
+        let idx = self.slab.index_of(key)?;
+        self.slab.slots[idx].value.as_ref()
+    }
+
+    /// The value of a live item, mutably; `None` for a stale or foreign key.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, QuadTree};
+    /// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [10.0, 10.0]));
+    /// let k = tree.insert(Aabb::new([1.0, 1.0], [2.0, 2.0]), 1);
+    /// *tree.get_mut(k).unwrap() += 1;
+    /// assert_eq!(tree[k], 2);
+    /// ```
+    #[inline]
+    #[must_use]
+    pub fn get_mut(&mut self, key: Key) -> Option<&mut T> {
+        let idx = self.slab.index_of(key)?;
+        self.slab.slots[idx].value.as_mut()
+    }
+
+    /// The box of a live item; `None` for a stale or foreign key.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, QuadTree};
+    /// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [10.0, 10.0]));
+    /// let b = Aabb::new([1.0, 1.0], [2.0, 2.0]);
+    /// let k = tree.insert(b, ());
+    /// assert_eq!(tree.aabb(k), Some(b));
+    /// ```
+    #[inline]
+    #[must_use]
+    pub fn aabb(&self, key: Key) -> Option<Aabb> {
+        let idx = self.slab.index_of(key)?;
+        Some(self.boxes[self.slab.slots[idx].pos as usize])
+    }
+
+    /// Every item as `(key, box, value)`, in slot order.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, QuadTree};
+    /// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [10.0, 10.0]));
+    /// tree.insert(Aabb::new([1.0, 1.0], [2.0, 2.0]), 'a');
+    /// tree.insert(Aabb::new([3.0, 3.0], [4.0, 4.0]), 'b');
+    /// let values: String = tree.iter().map(|(_, _, v)| *v).collect();
+    /// assert_eq!(values, "ab");
+    /// ```
+    pub fn iter(&self) -> impl Iterator<Item = (Key, Aabb, &T)> + '_ {
+        self.slab.slots.iter().enumerate().filter_map(|(i, s)| {
+            let v = s.value.as_ref()?;
+            Some((self.slab.key_at(i), self.boxes[s.pos as usize], v))
+        })
+    }
+
+    /// Every item as `(key, box, value)` with mutable values, in slot order.
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (Key, Aabb, &mut T)> + '_ {
+        let boxes = &self.boxes;
+        self.slab
+            .slots
+            .iter_mut()
+            .enumerate()
+            .filter_map(move |(i, s)| {
+                let generation = s.generation;
+                let pos = s.pos as usize;
+                let v = s.value.as_mut()?;
+                Some((Key::new(i as u32, generation), boxes[pos], v))
+            })
+    }
+
+    /// The keys of all items, in slot order.
+    pub fn keys(&self) -> impl Iterator<Item = Key> + '_ {
+        self.iter().map(|(k, _, _)| k)
+    }
+
+    /// The values of all items, in slot order.
+    pub fn values(&self) -> impl Iterator<Item = &T> + '_ {
+        self.slab.slots.iter().filter_map(|s| s.value.as_ref())
+    }
+
+    /// Removes every item, keeping all allocations for a refill: the
+    /// per-frame "clear and insert everything again" pattern allocates
+    /// nothing once the tree has grown to its working size. Every key handed
+    /// out before is invalidated.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, QuadTree};
+    /// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [10.0, 10.0]));
+    /// let k = tree.insert(Aabb::new([1.0, 1.0], [2.0, 2.0]), ());
+    /// tree.clear();
+    /// assert!(tree.is_empty());
+    /// assert!(!tree.contains_key(k));
+    /// ```
+    pub fn clear(&mut self) {
+        self.nodes.truncate(1);
+        self.nodes[0] = Node::root(self.world);
+        self.free_blocks.clear();
+        self.boxes.clear();
+        self.owners.clear();
+        self.garbage = 0;
+        self.slab.clear();
+    }
+
+    /// Removes every item for which `keep` returns `false`.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, QuadTree};
+    /// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [10.0, 10.0]));
+    /// for i in 0..10 {
+    ///     tree.insert(Aabb::from_point([i as f32, 1.0]), i);
+    /// }
+    /// tree.retain(|_, _, v| *v % 2 == 0);
+    /// assert_eq!(tree.len(), 5);
+    /// ```
+    pub fn retain(&mut self, mut keep: impl FnMut(Key, Aabb, &mut T) -> bool) {
+        for idx in 0..self.slab.slots.len() {
+            let slot = &mut self.slab.slots[idx];
+            let generation = slot.generation;
+            let pos = slot.pos as usize;
+            let Some(v) = slot.value.as_mut() else {
+                continue;
+            };
+            if !keep(Key::new(idx as u32, generation), self.boxes[pos], v) {
+                self.remove_slot(idx);
+            }
+        }
+    }
+
+    /// The nodes in depth-first order, root first: bounds, depth and item
+    /// count, for drawing the tree.
+    pub fn nodes(&self) -> impl Iterator<Item = NodeView> + '_ {
+        let mut stack = NodeStack::with_root();
+        core::iter::from_fn(move || {
+            let n = stack.pop()?;
+            let node = &self.nodes[n as usize];
+            if !node.is_leaf() {
+                for q in (0..4).rev() {
+                    stack.push(node.children + q);
+                }
+            }
+            Some(NodeView {
+                bounds: node.cell,
+                loose: node.loose,
+                depth: node.depth,
+                items: node.len as usize,
+                is_leaf: node.is_leaf(),
+            })
+        })
+    }
+
+    /// Number of nodes in the tree (leaves and internal nodes).
+    #[must_use]
+    pub fn node_count(&self) -> usize {
+        self.nodes.len() - 4 * self.free_blocks.len()
+    }
+
+    /// The deepest level of any node (0 for a tree that never split).
+    #[must_use]
+    pub fn depth(&self) -> u8 {
+        self.nodes().map(|n| n.depth).max().unwrap_or(0)
+    }
+
+    // ----- internals shared by the operations -----
+
+    /// The key of the item in entry `pos`.
+    #[inline]
+    pub(crate) fn key_of_entry(&self, pos: usize) -> Key {
+        self.slab.key_at(self.owners[pos] as usize)
+    }
+
+    /// The node where a box is stored: the deepest existing node along its
+    /// centre's path whose loose bounds contain it.
+    pub(crate) fn locate(&self, b: &Aabb) -> u32 {
+        let c = b.center();
+        let mut n = 0u32;
+        loop {
+            let node = &self.nodes[n as usize];
+            if node.is_leaf() {
+                return n;
+            }
+            let child = node.children + quadrant(&node.cell, c) as u32;
+            if !self.nodes[child as usize].loose.contains(b) {
+                return n;
+            }
+            n = child;
+        }
+    }
+
+    /// Whether an item with box `b` stored in leaf `n` would move into a
+    /// child if `n` split (and so counts towards its load).
+    #[inline]
+    pub(crate) fn leaf_wants_deeper(&self, n: u32, b: &Aabb) -> bool {
+        let node = &self.nodes[n as usize];
+        if node.depth >= self.config.max_depth {
+            return false;
+        }
+        let (_, loose) = node.child_geometry(quadrant(&node.cell, b.center()));
+        loose.contains(b)
+    }
+
+    /// Appends an item to node `n`'s run and records where it went.
+    pub(crate) fn push_entry(&mut self, n: u32, b: Aabb, owner: u32) {
+        let node = &self.nodes[n as usize];
+        if node.len == node.cap {
+            self.grow_run(n);
+        }
+        let node = &mut self.nodes[n as usize];
+        let pos = node.start + node.len;
+        node.len += 1;
+        self.boxes[pos as usize] = b;
+        self.owners[pos as usize] = owner;
+        let slot = &mut self.slab.slots[owner as usize];
+        slot.node = n;
+        slot.pos = pos;
+    }
+
+    /// Removes entry `pos` from node `n`'s run by moving the run's last entry
+    /// into its place.
+    pub(crate) fn remove_entry(&mut self, n: u32, pos: u32) {
+        let node = &mut self.nodes[n as usize];
+        node.len -= 1;
+        let last = node.start + node.len;
+        if pos != last {
+            let (p, l) = (pos as usize, last as usize);
+            self.boxes[p] = self.boxes[l];
+            self.owners[p] = self.owners[l];
+            self.slab.slots[self.owners[p] as usize].pos = pos;
+        }
+    }
+
+    /// Doubles the reserved length of node `n`'s run, in place when the run
+    /// is the last one in the arrays, else by moving it to the end.
+    fn grow_run(&mut self, n: u32) {
+        let node = &self.nodes[n as usize];
+        let (start, len, cap) = (node.start as usize, node.len as usize, node.cap as usize);
+        let new_cap = (cap * 2).max(4);
+        let end = self.boxes.len();
+        if start + cap == end {
+            self.boxes.resize(start + new_cap, Aabb::default());
+            self.owners.resize(start + new_cap, NONE);
+        } else {
+            assert!(
+                end + new_cap < NONE as usize,
+                "quadrat: entry arrays exceed 2^32 entries"
+            );
+            self.boxes.extend_from_within(start..start + len);
+            self.owners.extend_from_within(start..start + len);
+            self.boxes.resize(end + new_cap, Aabb::default());
+            self.owners.resize(end + new_cap, NONE);
+            for p in end..end + len {
+                self.slab.slots[self.owners[p] as usize].pos = p as u32;
+            }
+            self.garbage += cap;
+            self.nodes[n as usize].start = end as u32;
+        }
+        self.nodes[n as usize].cap = new_cap as u32;
+    }
+
+    /// Gives the run of node `n` up (its entries become garbage).
+    pub(crate) fn release_run(&mut self, n: u32) {
+        let node = &mut self.nodes[n as usize];
+        self.garbage += node.cap as usize;
+        node.start = 0;
+        node.len = 0;
+        node.cap = 0;
+    }
+
+    /// Re-packs the entry arrays in depth-first node order when more than
+    /// half of them is garbage. Called between operations, never while an
+    /// entry position is held.
+    pub(crate) fn maybe_compact(&mut self) {
+        if self.garbage <= 64 || self.garbage * 2 <= self.boxes.len() {
+            return;
+        }
+        let live = self.boxes.len() - self.garbage;
+        let mut boxes = Vec::with_capacity(live + live / 4 + 64);
+        let mut owners = Vec::with_capacity(boxes.capacity());
+        let mut stack = NodeStack::with_root();
+        while let Some(n) = stack.pop() {
+            let node = &mut self.nodes[n as usize];
+            let (start, len) = (node.start as usize, node.len as usize);
+            let cap = if len == 0 { 0 } else { (len + len / 4).max(4) };
+            let new_start = boxes.len();
+            boxes.extend_from_slice(&self.boxes[start..start + len]);
+            owners.extend_from_slice(&self.owners[start..start + len]);
+            boxes.resize(new_start + cap, Aabb::default());
+            owners.resize(new_start + cap, NONE);
+            node.start = new_start as u32;
+            node.cap = cap as u32;
+            for (i, &o) in owners[new_start..new_start + len].iter().enumerate() {
+                self.slab.slots[o as usize].pos = (new_start + i) as u32;
+            }
+            if !node.is_leaf() {
+                for q in (0..4).rev() {
+                    stack.push(node.children + q);
+                }
+            }
+        }
+        self.boxes = boxes;
+        self.owners = owners;
+        self.garbage = 0;
+    }
+
+    /// Takes a block of four nodes (from the free list or the end of the
+    /// array) and makes it the children of `n`.
+    pub(crate) fn alloc_children(&mut self, n: u32) -> u32 {
+        let parent = &self.nodes[n as usize];
+        let kids: [Node; 4] = core::array::from_fn(|q| {
+            let (cell, loose) = parent.child_geometry(q);
+            Node {
+                cell,
+                loose,
+                children: NONE,
+                start: 0,
+                len: 0,
+                cap: 0,
+                load: 0,
+                depth: parent.depth + 1,
+                edges: parent.child_edges(q),
+            }
+        });
+        let first = match self.free_blocks.pop() {
+            Some(first) => {
+                for (q, kid) in kids.into_iter().enumerate() {
+                    self.nodes[first as usize + q] = kid;
+                }
+                first
+            }
+            None => {
+                let first = self.nodes.len();
+                assert!(first + 4 < NONE as usize, "quadrat: too many nodes");
+                self.nodes.extend(kids);
+                first as u32
+            }
+        };
+        self.nodes[n as usize].children = first;
+        first
+    }
+
+    /// Returns the block of four nodes starting at `first` to the free list.
+    pub(crate) fn free_children(&mut self, first: u32) {
+        for q in 0..4 {
+            // `children` is left as it is: a collapse may still be walking it.
+            let node = &mut self.nodes[(first + q) as usize];
+            node.depth = u8::MAX;
+            node.load = 0;
+        }
+        self.free_blocks.push(first);
+    }
+}
+
+impl<T> core::ops::Index<Key> for QuadTree<T> {
+    type Output = T;
+    /// # Panics
+    /// When the key is stale or foreign.
+    fn index(&self, key: Key) -> &T {
+        self.get(key).expect("quadrat: stale or foreign key")
+    }
+}
+
+impl<T> core::ops::IndexMut<Key> for QuadTree<T> {
+    /// # Panics
+    /// When the key is stale or foreign.
+    fn index_mut(&mut self, key: Key) -> &mut T {
+        self.get_mut(key).expect("quadrat: stale or foreign key")
+    }
+}
+
+impl<T> Extend<(Aabb, T)> for QuadTree<T> {
+    /// Inserts every `(box, value)`.
+    ///
+    /// # Panics
+    /// On the first invalid box, like [`QuadTree::insert`]; the items before
+    /// it stay inserted.
+    fn extend<I: IntoIterator<Item = (Aabb, T)>>(&mut self, iter: I) {
+        for (b, v) in iter {
+            self.insert(b, v);
+        }
+    }
+}

@@ -1,0 +1,224 @@
+//! Area, circle and point queries.
+
+use super::{NodeStack, QuadTree};
+use crate::geom::{Aabb, Circle, Vec2};
+use crate::key::Key;
+use core::ops::ControlFlow;
+
+/// A region of the plane a query can ask about.
+///
+/// The tree uses one test for both pruning nodes (against their loose
+/// bounds) and selecting items (against their boxes), so a region only has
+/// to say whether it shares a point with a closed box. Implemented for
+/// [`Aabb`], [`Circle`] and [`Vec2`]; implement it for your own shapes
+/// (a view frustum, a polygon) to query with them.
+///
+/// ```
+/// use quadrat::{Aabb, QuadTree, Region};
+/// /// Everything right of a vertical line.
+/// struct RightOf(f32);
+/// impl Region for RightOf {
+///     fn intersects_aabb(&self, b: &Aabb) -> bool {
+///         b.max.x >= self.0
+///     }
+/// }
+/// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [10.0, 10.0]));
+/// tree.insert(Aabb::new([1.0, 1.0], [2.0, 2.0]), "left");
+/// tree.insert(Aabb::new([8.0, 1.0], [9.0, 2.0]), "right");
+/// let hits: Vec<_> = tree.query_region(RightOf(5.0)).map(|(_, v)| *v).collect();
+/// assert_eq!(hits, ["right"]);
+/// ```
+pub trait Region {
+    /// `true` when the region and the closed box `b` share at least one point.
+    ///
+    /// Must be conservative for pruning to be correct: if it is `false` for
+    /// a box, it must be `false` for every box inside it.
+    fn intersects_aabb(&self, b: &Aabb) -> bool;
+}
+
+impl Region for Aabb {
+    #[inline]
+    fn intersects_aabb(&self, b: &Aabb) -> bool {
+        self.intersects(b)
+    }
+}
+
+impl Region for Circle {
+    #[inline]
+    fn intersects_aabb(&self, b: &Aabb) -> bool {
+        Circle::intersects_aabb(self, b)
+    }
+}
+
+impl Region for Vec2 {
+    #[inline]
+    fn intersects_aabb(&self, b: &Aabb) -> bool {
+        b.contains_point(*self)
+    }
+}
+
+impl<R: Region + ?Sized> Region for &R {
+    #[inline]
+    fn intersects_aabb(&self, b: &Aabb) -> bool {
+        (**self).intersects_aabb(b)
+    }
+}
+
+/// Iterator over the items whose boxes intersect a [`Region`], made by
+/// [`QuadTree::query`] and its siblings. It walks the tree with a fixed
+/// stack and allocates nothing.
+#[derive(Clone)]
+pub struct Query<'a, T, R = Aabb> {
+    tree: &'a QuadTree<T>,
+    region: R,
+    stack: NodeStack,
+    next: u32,
+    end: u32,
+}
+
+impl<'a, T, R: Region> Query<'a, T, R> {
+    fn new(tree: &'a QuadTree<T>, region: R) -> Self {
+        Query {
+            tree,
+            region,
+            stack: NodeStack::with_root(),
+            next: 0,
+            end: 0,
+        }
+    }
+
+    /// The next entry position whose box intersects the region.
+    #[inline]
+    fn next_entry(&mut self) -> Option<usize> {
+        let tree = self.tree;
+        loop {
+            while self.next < self.end {
+                let p = self.next as usize;
+                self.next += 1;
+                if self.region.intersects_aabb(&tree.boxes[p]) {
+                    return Some(p);
+                }
+            }
+            let n = self.stack.pop()?;
+            let node = &tree.nodes[n as usize];
+            if !node.is_leaf() {
+                for q in 0..4 {
+                    let child = node.children + q;
+                    if self
+                        .region
+                        .intersects_aabb(&tree.nodes[child as usize].loose)
+                    {
+                        self.stack.push(child);
+                    }
+                }
+            }
+            self.next = node.start;
+            self.end = node.start + node.len;
+        }
+    }
+}
+
+impl<'a, T, R: Region> Iterator for Query<'a, T, R> {
+    type Item = (Key, &'a T);
+
+    #[inline]
+    fn next(&mut self) -> Option<(Key, &'a T)> {
+        let p = self.next_entry()?;
+        let tree = self.tree;
+        let idx = tree.owners[p] as usize;
+        let slot = &tree.slab.slots[idx];
+        Some((tree.slab.key_at(idx), slot.value.as_ref()?))
+    }
+}
+
+impl<T> QuadTree<T> {
+    /// The items whose boxes intersect `area` (touching counts), in no
+    /// particular order. A NaN or inverted `area` intersects nothing.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, QuadTree};
+    /// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    /// let k = tree.insert(Aabb::new([10.0, 10.0], [20.0, 20.0]), ());
+    /// tree.insert(Aabb::new([50.0, 50.0], [60.0, 60.0]), ());
+    /// let hits: Vec<_> = tree.query(Aabb::new([0.0, 0.0], [10.0, 10.0])).map(|(k, _)| k).collect();
+    /// assert_eq!(hits, vec![k]); // touching at a corner counts
+    /// ```
+    pub fn query(&self, area: Aabb) -> Query<'_, T> {
+        Query::new(self, area)
+    }
+
+    /// The items whose boxes intersect the disc (touching counts). A circle
+    /// with a negative or NaN radius intersects nothing.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, Circle, QuadTree};
+    /// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    /// tree.insert(Aabb::new([10.0, 10.0], [12.0, 12.0]), "near");
+    /// tree.insert(Aabb::new([30.0, 30.0], [32.0, 32.0]), "far");
+    /// let hits: Vec<_> = tree.query_circle(Circle::new([0.0, 0.0], 15.0)).map(|(_, v)| *v).collect();
+    /// assert_eq!(hits, ["near"]);
+    /// ```
+    pub fn query_circle(&self, circle: Circle) -> Query<'_, T, Circle> {
+        Query::new(self, circle)
+    }
+
+    /// The items whose boxes contain the point (edges included).
+    ///
+    /// ```
+    /// use quadrat::{Aabb, QuadTree};
+    /// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    /// tree.insert(Aabb::new([10.0, 10.0], [20.0, 20.0]), "button");
+    /// assert_eq!(tree.query_point([20.0, 15.0]).count(), 1);
+    /// assert_eq!(tree.query_point([20.5, 15.0]).count(), 0);
+    /// ```
+    pub fn query_point(&self, p: impl Into<Vec2>) -> Query<'_, T, Vec2> {
+        Query::new(self, p.into())
+    }
+
+    /// The items whose boxes intersect any [`Region`].
+    pub fn query_region<R: Region>(&self, region: R) -> Query<'_, T, R> {
+        Query::new(self, region)
+    }
+
+    /// Calls `visit` for each item whose box intersects `region`, stopping
+    /// early when it returns [`ControlFlow::Break`]; returns the break value.
+    ///
+    /// ```
+    /// use core::ops::ControlFlow;
+    /// use quadrat::{Aabb, QuadTree};
+    /// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    /// tree.insert(Aabb::new([10.0, 10.0], [20.0, 20.0]), "wall");
+    /// let any = tree.visit_region(Aabb::new([0.0, 0.0], [15.0, 15.0]), |_, v| ControlFlow::Break(*v));
+    /// assert_eq!(any, Some("wall"));
+    /// ```
+    pub fn visit_region<R: Region, B>(
+        &self,
+        region: R,
+        mut visit: impl FnMut(Key, &T) -> ControlFlow<B>,
+    ) -> Option<B> {
+        for (k, v) in Query::new(self, region) {
+            if let ControlFlow::Break(b) = visit(k, v) {
+                return Some(b);
+            }
+        }
+        None
+    }
+
+    /// Appends the keys of the items whose boxes intersect `region` to `out`:
+    /// the allocation-free form for hot loops that reuse one `Vec`.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, QuadTree};
+    /// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    /// let k = tree.insert(Aabb::new([10.0, 10.0], [20.0, 20.0]), ());
+    /// let mut out = Vec::new();
+    /// tree.query_keys_into(Aabb::new([0.0, 0.0], [15.0, 15.0]), &mut out);
+    /// assert_eq!(out, vec![k]);
+    /// ```
+    pub fn query_keys_into<R: Region>(&self, region: R, out: &mut Vec<Key>) {
+        let mut q = Query::new(self, region);
+        while let Some(p) = q.next_entry() {
+            out.push(self.key_of_entry(p));
+        }
+    }
+}

@@ -1,0 +1,88 @@
+//! Removal, and the collapse of quadrants that no longer need splitting.
+
+use super::{NodeStack, QuadTree, quadrant};
+use crate::key::Key;
+
+impl<T> QuadTree<T> {
+    /// Removes an item and returns its value; `None` for a stale or foreign
+    /// key (and nothing changes).
+    ///
+    /// When the subtree above the item no longer holds enough items to need
+    /// splitting, its quadrants are merged back into one node.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, QuadTree};
+    /// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [10.0, 10.0]));
+    /// let k = tree.insert(Aabb::new([1.0, 1.0], [2.0, 2.0]), "crate");
+    /// assert_eq!(tree.remove(k), Some("crate"));
+    /// assert_eq!(tree.remove(k), None); // stale now, forever
+    /// ```
+    pub fn remove(&mut self, key: Key) -> Option<T> {
+        let idx = self.slab.index_of(key)?;
+        Some(self.remove_slot(idx))
+    }
+
+    /// Removes the item in occupied slot `idx`.
+    pub(crate) fn remove_slot(&mut self, idx: usize) -> T {
+        self.detach(idx as u32);
+        let value = self.slab.remove_at(idx);
+        self.maybe_compact();
+        value
+    }
+
+    /// Takes slot `owner`'s item out of the tree (the slot stays occupied):
+    /// un-counts it from the loads on its path and collapses the highest
+    /// node on that path that no longer needs its children.
+    pub(crate) fn detach(&mut self, owner: u32) {
+        let slot = &self.slab.slots[owner as usize];
+        let (target, pos) = (slot.node, slot.pos);
+        let b = self.boxes[pos as usize];
+        let c = b.center();
+        let mut collapse_at = None;
+        let mut n = 0u32;
+        while n != target {
+            let node = &mut self.nodes[n as usize];
+            debug_assert!(!node.is_leaf(), "item's node is not on its centre's path");
+            node.load -= 1;
+            if collapse_at.is_none() && node.load <= self.max_items {
+                collapse_at = Some(n);
+            }
+            n = node.children + quadrant(&node.cell, c) as u32;
+        }
+        if self.nodes[n as usize].is_leaf() && self.leaf_wants_deeper(n, &b) {
+            self.nodes[n as usize].load -= 1;
+        }
+        self.remove_entry(n, pos);
+        if let Some(top) = collapse_at {
+            self.collapse(top);
+        }
+    }
+
+    /// Merges every item below node `n` into `n` and frees its descendants.
+    /// Its load is unchanged: items from below are exactly those that would
+    /// move into a child again.
+    fn collapse(&mut self, n: u32) {
+        let first = self.nodes[n as usize].children;
+        self.nodes[n as usize].children = super::NONE;
+        let mut stack = NodeStack::new();
+        for q in 0..4 {
+            stack.push(first + q);
+        }
+        while let Some(d) = stack.pop() {
+            let node = &self.nodes[d as usize];
+            let (start, len, kids) = (node.start, node.len, node.children);
+            for pos in start..start + len {
+                let (b, owner) = (self.boxes[pos as usize], self.owners[pos as usize]);
+                self.push_entry(n, b, owner);
+            }
+            self.release_run(d);
+            if kids != super::NONE {
+                for q in 0..4 {
+                    stack.push(kids + q);
+                }
+                self.free_children(kids);
+            }
+        }
+        self.free_children(first);
+    }
+}

@@ -1,0 +1,172 @@
+//! The invariant checker that tests run after every mutation.
+
+use super::{NONE, NodeStack, QuadTree, quadrant};
+
+impl<T> QuadTree<T> {
+    /// Checks every structural invariant of the tree and says which one is
+    /// broken. Meant for tests (run it after each mutation) and debugging;
+    /// it costs O(n · depth).
+    ///
+    /// Checked: the node geometry follows from the parent; each node's run
+    /// lies within the entry arrays and no two runs overlap; every item is
+    /// stored in the node its box's placement selects, and its slot points
+    /// back at it; each node's load equals its definition; a node has
+    /// children exactly when its load exceeds `max_items`; no node is deeper
+    /// than `max_depth`; the free lists and counters add up.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, QuadTree};
+    /// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [10.0, 10.0]));
+    /// for i in 0..100 {
+    ///     tree.insert(Aabb::from_point([i as f32 * 0.1, 5.0]), i);
+    ///     tree.validate().unwrap();
+    /// }
+    /// ```
+    pub fn validate(&self) -> Result<(), String> {
+        let fail = |what: String| Err(format!("quadrat: broken invariant: {what}"));
+        let mut seen_items = 0usize;
+        let mut reserved = 0usize;
+        let mut reachable = vec![false; self.nodes.len()];
+        let mut runs: Vec<(u32, u32)> = Vec::new();
+        let mut stack = NodeStack::with_root();
+        // (node, load counted from the items below it)
+        let mut below = vec![0u32; self.nodes.len()];
+        let mut order = Vec::new();
+        while let Some(n) = stack.pop() {
+            let node = &self.nodes[n as usize];
+            if reachable[n as usize] {
+                return fail(format!("node {n} reached twice"));
+            }
+            reachable[n as usize] = true;
+            order.push(n);
+            if node.depth > self.config.max_depth {
+                return fail(format!("node {n} at depth {} > max_depth", node.depth));
+            }
+            if node.len > node.cap || (node.start + node.cap) as usize > self.boxes.len() {
+                return fail(format!("node {n} run out of bounds"));
+            }
+            if node.cap > 0 {
+                runs.push((node.start, node.start + node.cap));
+            }
+            reserved += node.cap as usize;
+            if !node.is_leaf() {
+                let first = node.children;
+                if first as usize + 4 > self.nodes.len() || first % 4 != 1 {
+                    return fail(format!("node {n} has bad children index {first}"));
+                }
+                for q in 0..4 {
+                    let c = &self.nodes[(first + q) as usize];
+                    let (cell, loose) = node.child_geometry(q as usize);
+                    if c.cell != cell || c.loose != loose {
+                        return fail(format!("child {q} of node {n} has wrong geometry"));
+                    }
+                    if c.depth != node.depth + 1 || c.edges != node.child_edges(q as usize) {
+                        return fail(format!("child {q} of node {n} has wrong depth or edges"));
+                    }
+                    stack.push(first + q);
+                }
+            }
+            for pos in node.start..node.start + node.len {
+                seen_items += 1;
+                let owner = self.owners[pos as usize];
+                let Some(slot) = self.slab.slots.get(owner as usize) else {
+                    return fail(format!("entry {pos} has bad owner {owner}"));
+                };
+                if slot.value.is_none() || slot.node != n || slot.pos != pos {
+                    return fail(format!(
+                        "slot {owner} does not point back at entry {pos} of node {n}"
+                    ));
+                }
+                let b = self.boxes[pos as usize];
+                if b.validate().is_err() {
+                    return fail(format!("entry {pos} holds an invalid box {b:?}"));
+                }
+                let at = self.locate(&b);
+                if at != n {
+                    return fail(format!(
+                        "item {owner} with box {b:?} is in node {n}, belongs in {at}"
+                    ));
+                }
+                // Count the item in the load of every strict ancestor.
+                let c = b.center();
+                let mut m = 0u32;
+                while m != n {
+                    below[m as usize] += 1;
+                    let mm = &self.nodes[m as usize];
+                    m = mm.children + quadrant(&mm.cell, c) as u32;
+                }
+            }
+        }
+        for &n in &order {
+            let node = &self.nodes[n as usize];
+            let expected = if node.is_leaf() {
+                let (s, e) = (node.start, node.start + node.len);
+                (s..e)
+                    .filter(|&p| self.leaf_wants_deeper(n, &self.boxes[p as usize]))
+                    .count() as u32
+            } else {
+                below[n as usize]
+            };
+            if node.load != expected {
+                return fail(format!(
+                    "node {n} has load {} but should have {expected}",
+                    node.load
+                ));
+            }
+            if node.is_leaf() == (node.load > self.max_items) {
+                return fail(format!(
+                    "node {n} (leaf: {}) has load {} against max_items {}",
+                    node.is_leaf(),
+                    node.load,
+                    self.max_items
+                ));
+            }
+        }
+        if seen_items != self.slab.len() {
+            return fail(format!(
+                "{seen_items} items in nodes, {} in the slab",
+                self.slab.len()
+            ));
+        }
+        let occupied = self.slab.slots.iter().filter(|s| s.value.is_some()).count();
+        if occupied != self.slab.len() {
+            return fail(format!(
+                "{occupied} occupied slots, len {}",
+                self.slab.len()
+            ));
+        }
+        runs.sort_unstable();
+        if runs.windows(2).any(|w| w[0].1 > w[1].0) {
+            return fail("two node runs overlap".into());
+        }
+        if reserved + self.garbage != self.boxes.len() || self.boxes.len() != self.owners.len() {
+            return fail(format!(
+                "entries: {reserved} reserved + {} garbage != {}",
+                self.garbage,
+                self.boxes.len()
+            ));
+        }
+        let mut free = self.free_blocks.clone();
+        free.sort_unstable();
+        free.dedup();
+        if free.len() != self.free_blocks.len() {
+            return fail("a free block is listed twice".into());
+        }
+        for &f in &free {
+            if (f..f + 4).any(|m| reachable[m as usize] || self.nodes[m as usize].depth != u8::MAX)
+            {
+                return fail(format!("free block {f} is in use"));
+            }
+        }
+        let live = reachable.iter().filter(|&&r| r).count();
+        if live + 4 * free.len() != self.nodes.len() {
+            return fail(format!(
+                "{live} live nodes + {} free blocks != {} nodes",
+                free.len(),
+                self.nodes.len()
+            ));
+        }
+        let _ = NONE;
+        Ok(())
+    }
+}
