@@ -34,12 +34,24 @@ pub trait Region {
     /// Must be conservative for pruning to be correct: if it is `false` for
     /// a box, it must be `false` for every box inside it.
     fn intersects_aabb(&self, b: &Aabb) -> bool;
+
+    /// `true` when the region contains no point at all, so a query can stop
+    /// before it starts. Asked once per query; the default is `false`.
+    fn is_empty(&self) -> bool {
+        false
+    }
 }
 
 impl Region for Aabb {
     #[inline]
     fn intersects_aabb(&self, b: &Aabb) -> bool {
         self.intersects(b)
+    }
+
+    /// An inverted or NaN box is empty (the intersection test alone would
+    /// let an inverted box match some boxes).
+    fn is_empty(&self) -> bool {
+        !(self.min.x <= self.max.x && self.min.y <= self.max.y)
     }
 }
 
@@ -62,6 +74,10 @@ impl<R: Region + ?Sized> Region for &R {
     fn intersects_aabb(&self, b: &Aabb) -> bool {
         (**self).intersects_aabb(b)
     }
+
+    fn is_empty(&self) -> bool {
+        (**self).is_empty()
+    }
 }
 
 /// Iterator over the items whose boxes intersect a [`Region`], made by
@@ -78,10 +94,15 @@ pub struct Query<'a, T, R = Aabb> {
 
 impl<'a, T, R: Region> Query<'a, T, R> {
     fn new(tree: &'a QuadTree<T>, region: R) -> Self {
+        let stack = if region.is_empty() {
+            NodeStack::new()
+        } else {
+            NodeStack::with_root()
+        };
         Query {
             tree,
             region,
-            stack: NodeStack::with_root(),
+            stack,
             next: 0,
             end: 0,
         }

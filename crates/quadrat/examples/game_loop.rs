@@ -1,0 +1,118 @@
+//! The classic game loop: every frame, clear the tree, insert every object,
+//! ask each object for its candidates, and run the exact test on them; then
+//! the same frame with `update` and the pair finder instead.
+//!
+//! `cargo run --release -p quadrat --example game_loop`
+
+use quadrat::scenario::{Layout, Rng, Scenario};
+use quadrat::{Aabb, Circle, QuadTree, Vec2};
+use std::time::Instant;
+
+struct Ball {
+    pos: Vec2,
+    vel: Vec2,
+    radius: f32,
+}
+
+impl Ball {
+    fn bounds(&self) -> Aabb {
+        Aabb::from_center(self.pos, [self.radius, self.radius])
+    }
+    fn circle(&self) -> Circle {
+        Circle::new(self.pos, self.radius)
+    }
+}
+
+fn main() {
+    let n = 20_000;
+    let s = Scenario::new(Layout::Uniform, n, 42);
+    let mut rng = Rng::new(7);
+    let mut balls: Vec<Ball> = s
+        .boxes()
+        .iter()
+        .map(|b| Ball {
+            pos: b.center(),
+            vel: Vec2::new(rng.range(-1.0, 1.0), rng.range(-1.0, 1.0)),
+            radius: b.width() / 2.0,
+        })
+        .collect();
+    let world = s.world;
+    println!(
+        "{n} balls of radius {:.2} in a {}x{} world",
+        balls[0].radius,
+        world.width(),
+        world.height()
+    );
+
+    // 1. The tutorial way: clear and refill every frame, one query per object.
+    let mut tree: QuadTree<usize> = QuadTree::new(world);
+    let mut candidates = Vec::new();
+    for frame in 0..5 {
+        let t = Instant::now();
+        tree.clear();
+        for (i, ball) in balls.iter().enumerate() {
+            tree.insert(ball.bounds(), i);
+        }
+        let (mut checks, mut hits) = (0usize, 0usize);
+        for (i, ball) in balls.iter().enumerate() {
+            candidates.clear();
+            tree.query_keys_into(ball.bounds(), &mut candidates);
+            for &k in &candidates {
+                let j = tree[k];
+                if j > i {
+                    checks += 1;
+                    hits += usize::from(ball.circle().intersects_circle(&balls[j].circle()));
+                }
+            }
+        }
+        println!(
+            "clear+insert+query frame {frame}: {checks} exact tests (brute force: {}), {hits} collisions, {:.2} ms",
+            n * (n - 1) / 2,
+            t.elapsed().as_secs_f64() * 1e3
+        );
+        step(&mut balls, world);
+    }
+
+    // 2. Keyed: insert once, update moved objects, find each pair once.
+    let mut tree: QuadTree<usize> = QuadTree::new(world);
+    let keys: Vec<_> = balls
+        .iter()
+        .enumerate()
+        .map(|(i, b)| tree.insert(b.bounds(), i))
+        .collect();
+    for frame in 0..5 {
+        let t = Instant::now();
+        for (ball, &k) in balls.iter().zip(&keys) {
+            tree.update(k, ball.bounds());
+        }
+        let (mut checks, mut hits) = (0usize, 0usize);
+        tree.for_each_pair(|a, b| {
+            checks += 1;
+            hits += usize::from(
+                balls[tree[a]]
+                    .circle()
+                    .intersects_circle(&balls[tree[b]].circle()),
+            );
+        });
+        println!(
+            "update+pairs frame {frame}: {checks} exact tests, {hits} collisions, {:.2} ms, {} nodes, depth {}",
+            t.elapsed().as_secs_f64() * 1e3,
+            tree.node_count(),
+            tree.depth()
+        );
+        step(&mut balls, world);
+    }
+}
+
+/// Moves every ball and bounces it off the world's walls.
+fn step(balls: &mut [Ball], world: Aabb) {
+    for b in balls {
+        b.pos += b.vel;
+        if b.pos.x < world.min.x || b.pos.x > world.max.x {
+            b.vel.x = -b.vel.x;
+        }
+        if b.pos.y < world.min.y || b.pos.y > world.max.y {
+            b.vel.y = -b.vel.y;
+        }
+    }
+}

@@ -1,0 +1,90 @@
+//! Steady state allocates nothing: queries, the pair finder, and a
+//! clear-and-refill of a tree that has grown to its working size.
+
+use quadrat::scenario::{Layout, Scenario};
+use quadrat::{Aabb, Circle, QuadTree};
+use std::alloc::{GlobalAlloc, Layout as MemLayout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+struct Counting;
+
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: forwards to the system allocator unchanged; only counts calls.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: MemLayout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: MemLayout) {
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: MemLayout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn allocations_during(f: impl FnOnce()) -> usize {
+    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    f();
+    ALLOCATIONS.load(Ordering::Relaxed) - before
+}
+
+// One test function: the counter is global, and tests run on threads.
+#[test]
+fn steady_state_allocates_nothing() {
+    let s = Scenario::new(Layout::Clustered, 20_000, 11);
+    let boxes = s.boxes();
+    let mut tree = QuadTree::new(s.world);
+    for (i, &b) in boxes.iter().enumerate() {
+        tree.insert(b, i);
+    }
+    let mut hits = 0usize;
+    let n = allocations_during(|| {
+        for &b in boxes.iter().take(2000) {
+            hits += tree.query(b.expand(5.0)).count();
+            hits += tree.query_circle(Circle::new(b.center(), 7.0)).count();
+            hits += tree.query_point(b.center()).count();
+        }
+        tree.for_each_pair(|_, _| hits += 1);
+    });
+    assert!(hits > 0);
+    assert_eq!(n, 0, "queries and pairs allocated");
+
+    // Refill twice to settle run capacities, then a refill allocates nothing.
+    for _ in 0..2 {
+        tree.clear();
+        for (i, &b) in boxes.iter().enumerate() {
+            tree.insert(b, i);
+        }
+    }
+    let n = allocations_during(|| {
+        tree.clear();
+        for (i, &b) in boxes.iter().enumerate() {
+            tree.insert(b, i);
+        }
+    });
+    assert_eq!(n, 0, "clear and refill allocated");
+
+    // Moving everything a little, frame after frame, settles too.
+    let keys: Vec<_> = tree.keys().collect();
+    let frame = |tree: &mut QuadTree<usize>, t: f32| {
+        for (&k, b) in keys.iter().zip(&boxes) {
+            tree.update(k, b.translate([t.sin() * 3.0, t.cos() * 3.0]));
+        }
+    };
+    for f in 0..20 {
+        frame(&mut tree, f as f32 * 0.3);
+    }
+    let n = allocations_during(|| frame(&mut tree, 0.3));
+    tree.validate().unwrap();
+    assert!(n <= 2, "a repeated frame allocated {n} times");
+    let _ = Aabb::default();
+}

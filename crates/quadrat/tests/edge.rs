@@ -1,0 +1,558 @@
+//! Hand-written edge cases, one or more per rule of the contract.
+
+use quadrat::{Aabb, Circle, Config, Error, Key, QuadTree, Vec2};
+
+fn world() -> Aabb {
+    Aabb::new([0.0, 0.0], [100.0, 100.0])
+}
+
+fn sorted_query<T>(tree: &QuadTree<T>, area: Aabb) -> Vec<Key> {
+    let mut v: Vec<Key> = tree.query(area).map(|(k, _)| k).collect();
+    v.sort_unstable();
+    v
+}
+
+#[test]
+fn touching_edges_and_corners_intersect() {
+    let mut tree = QuadTree::new(world());
+    let a = tree.insert(Aabb::new([10.0, 10.0], [20.0, 20.0]), 'a');
+    let right = tree.insert(Aabb::new([20.0, 12.0], [30.0, 18.0]), 'r'); // shares an edge
+    let corner = tree.insert(Aabb::new([20.0, 20.0], [25.0, 25.0]), 'c'); // shares a corner
+    let apart = tree.insert(Aabb::new([20.001, 0.0], [21.0, 9.999]), 'x'); // just apart from a
+    assert_eq!(tree.pairs(), vec![(a, right), (a, corner)]);
+    // A query touching only an edge finds the box.
+    assert_eq!(
+        sorted_query(&tree, Aabb::new([0.0, 0.0], [10.0, 10.0])),
+        vec![a]
+    );
+    // A point on an edge or corner is inside.
+    assert_eq!(tree.query_point([10.0, 15.0]).count(), 1);
+    assert_eq!(tree.query_point([20.0, 20.0]).count(), 2);
+    // A circle touching a box edge counts.
+    let hits: Vec<_> = tree
+        .query_circle(Circle::new([21.0, 5.0], 0.0))
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(hits, vec![apart]);
+}
+
+#[test]
+fn touching_across_split_lines_of_every_level() {
+    // Boxes meeting exactly on the lines where nodes split (50, 25, 12.5, ...),
+    // with a tree small enough to split many times.
+    let config = Config {
+        max_items: 1,
+        max_depth: 8,
+    };
+    let mut tree = QuadTree::with_config(world(), config);
+    let mut expected = 0;
+    for (i, line) in [50.0f32, 25.0, 12.5, 75.0, 6.25].into_iter().enumerate() {
+        let y = 5.0 + i as f32 * 15.0;
+        tree.insert(Aabb::new([line - 1.0, y], [line, y + 1.0]), ());
+        tree.insert(Aabb::new([line, y], [line + 1.0, y + 1.0]), ());
+        expected += 1;
+        tree.validate().unwrap();
+    }
+    assert_eq!(tree.pairs().len(), expected);
+}
+
+#[test]
+fn zero_size_items_are_valid() {
+    let mut tree = QuadTree::new(world());
+    let p = tree.insert(Aabb::from_point([30.0, 40.0]), ());
+    let q = tree.insert(Aabb::from_point([30.0, 40.0]), ());
+    let seg = tree.insert(Aabb::new([30.0, 0.0], [30.0, 100.0]), ()); // vertical segment
+    assert_eq!(tree.pairs(), vec![(p, q), (p, seg), (q, seg)]);
+    assert_eq!(tree.query_point([30.0, 40.0]).count(), 3);
+    assert_eq!(tree.query_point([30.0, 41.0]).count(), 1);
+}
+
+#[test]
+fn stale_keys_answer_none_forever() {
+    let mut tree = QuadTree::new(world());
+    let k = tree.insert(Aabb::new([1.0, 1.0], [2.0, 2.0]), 1);
+    assert_eq!(tree.remove(k), Some(1));
+    // The slot is reused by the next insert; the old key must not see it.
+    let k2 = tree.insert(Aabb::new([1.0, 1.0], [2.0, 2.0]), 2);
+    assert_eq!(k.index(), k2.index());
+    assert_ne!(k, k2);
+    assert!(!tree.contains_key(k));
+    assert_eq!(tree.get(k), None);
+    assert_eq!(tree.get_mut(k), None);
+    assert_eq!(tree.aabb(k), None);
+    assert_eq!(tree.remove(k), None);
+    assert!(!tree.update(k, world()));
+    assert_eq!(tree.try_update(k, world()), Err(Error::StaleKey));
+    assert_eq!(tree.get(k2), Some(&2));
+    // Clear invalidates every key too, and refills reuse the slots.
+    tree.clear();
+    let k3 = tree.insert(Aabb::new([1.0, 1.0], [2.0, 2.0]), 3);
+    assert_eq!(k3.index(), k2.index());
+    assert_eq!(tree.get(k2), None);
+    assert_eq!(tree.get(k3), Some(&3));
+    // Many removal cycles on one slot never bring an old key back.
+    let mut old = Vec::new();
+    for i in 0..1000 {
+        let k = tree.insert(Aabb::from_point([5.0, 5.0]), i);
+        old.push(k);
+        tree.remove(k);
+    }
+    assert!(old.iter().all(|&k| !tree.contains_key(k)));
+    tree.validate().unwrap();
+}
+
+#[test]
+#[should_panic(expected = "stale or foreign key")]
+fn indexing_with_a_stale_key_panics() {
+    let mut tree = QuadTree::new(world());
+    let k = tree.insert(Aabb::from_point([5.0, 5.0]), 0);
+    tree.remove(k);
+    let _ = tree[k];
+}
+
+#[test]
+fn foreign_keys_are_refused() {
+    let mut a = QuadTree::new(world());
+    let mut b = QuadTree::new(world());
+    let ka: Vec<Key> = (0..10)
+        .map(|i| a.insert(Aabb::from_point([i as f32, 1.0]), i))
+        .collect();
+    let kb: Vec<Key> = (0..10)
+        .map(|i| b.insert(Aabb::from_point([i as f32, 1.0]), i))
+        .collect();
+    for (&x, &y) in ka.iter().zip(&kb) {
+        assert_eq!(x.index(), y.index());
+        assert!(!b.contains_key(x));
+        assert!(!a.contains_key(y));
+        assert_eq!(b.get(x), None);
+    }
+    // A key for a slot the tree never had.
+    let far = Key::from_bits((1_000_000u64 << 32) | 1).unwrap();
+    assert_eq!(a.get(far), None);
+    assert_eq!(a.remove(far), None);
+}
+
+#[test]
+fn keys_are_8_bytes_and_round_trip() {
+    assert_eq!(std::mem::size_of::<Key>(), 8);
+    assert_eq!(std::mem::size_of::<Option<Key>>(), 8);
+    let mut tree = QuadTree::new(world());
+    let k = tree.insert(Aabb::from_point([5.0, 5.0]), ());
+    assert_eq!(Key::from_bits(k.to_bits()), Some(k));
+    assert_eq!(Key::from_bits(0), None);
+}
+
+/// Every way a box can be invalid, with the message that names it.
+fn invalid_boxes() -> Vec<(Aabb, &'static str)> {
+    let nan = f32::NAN;
+    let inf = f32::INFINITY;
+    vec![
+        (Aabb::new([nan, 0.0], [1.0, 1.0]), "min.x is NaN"),
+        (Aabb::new([0.0, nan], [1.0, 1.0]), "min.y is NaN"),
+        (Aabb::new([0.0, 0.0], [nan, 1.0]), "max.x is NaN"),
+        (Aabb::new([0.0, 0.0], [1.0, nan]), "max.y is NaN"),
+        (Aabb::new([-inf, 0.0], [1.0, 1.0]), "min.x is infinite"),
+        (Aabb::new([0.0, 0.0], [1.0, inf]), "max.y is infinite"),
+        (
+            Aabb::new([2.0, 0.0], [1.0, 1.0]),
+            "min.x (2) is greater than max.x (1)",
+        ),
+        (
+            Aabb::new([0.0, 5.0], [1.0, -5.0]),
+            "min.y (5) is greater than max.y (-5)",
+        ),
+    ]
+}
+
+#[test]
+fn invalid_boxes_are_refused_and_change_nothing() {
+    let mut tree = QuadTree::with_config(
+        world(),
+        Config {
+            max_items: 2,
+            max_depth: 6,
+        },
+    );
+    let keys: Vec<Key> = (0..50)
+        .map(|i| tree.insert(Aabb::from_center([i as f32 * 2.0, 50.0], [1.5, 1.5]), i))
+        .collect();
+    let before_pairs = tree.pairs();
+    let before_nodes: Vec<_> = tree.nodes().collect();
+    for (bad, message) in invalid_boxes() {
+        let err = tree.try_insert(bad, 999).unwrap_err();
+        assert_eq!(err.to_string(), message);
+        let err = tree.try_update(keys[7], bad).unwrap_err();
+        assert_eq!(err.to_string(), message);
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tree.insert(bad, 0)));
+        let msg = caught.unwrap_err();
+        let msg = msg.downcast_ref::<String>().unwrap();
+        assert!(msg.contains(message), "{msg}");
+        let caught =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tree.update(keys[3], bad)));
+        assert!(caught.is_err());
+    }
+    tree.validate().unwrap();
+    assert_eq!(tree.len(), 50);
+    assert_eq!(tree.pairs(), before_pairs);
+    assert_eq!(tree.nodes().collect::<Vec<_>>(), before_nodes);
+    assert_eq!(
+        tree.aabb(keys[7]),
+        Some(Aabb::from_center([14.0, 50.0], [1.5, 1.5]))
+    );
+}
+
+#[test]
+fn invalid_world_and_config_are_refused() {
+    for (bad, message) in invalid_boxes() {
+        let err = QuadTree::<()>::try_with_config(bad, Config::default()).unwrap_err();
+        assert_eq!(err.to_string(), message);
+    }
+    let err = QuadTree::<()>::try_with_config(
+        world(),
+        Config {
+            max_items: 0,
+            max_depth: 4,
+        },
+    );
+    assert!(matches!(
+        err,
+        Err(Error::InvalidConfig {
+            field: "max_items",
+            ..
+        })
+    ));
+    let err = QuadTree::<()>::try_with_config(
+        world(),
+        Config {
+            max_items: 4,
+            max_depth: 25,
+        },
+    );
+    assert_eq!(
+        err.unwrap_err().to_string(),
+        "config.max_depth must be at most 24 (quadrat::MAX_DEPTH)"
+    );
+    let caught =
+        std::panic::catch_unwind(|| QuadTree::<()>::new(Aabb::new([1.0, 0.0], [0.0, 1.0])));
+    assert!(caught.is_err());
+}
+
+#[test]
+fn invalid_query_shapes_find_nothing() {
+    let mut tree = QuadTree::new(world());
+    tree.insert(Aabb::new([0.0, 0.0], [100.0, 100.0]), ());
+    assert_eq!(
+        tree.query(Aabb::new([f32::NAN, 0.0], [1.0, 1.0])).count(),
+        0
+    );
+    assert_eq!(tree.query(Aabb::new([5.0, 5.0], [4.0, 6.0])).count(), 0); // inverted
+    assert_eq!(tree.query_circle(Circle::new([5.0, 5.0], -1.0)).count(), 0);
+    assert_eq!(
+        tree.query_circle(Circle::new([5.0, 5.0], f32::NAN)).count(),
+        0
+    );
+    assert_eq!(tree.query_point([f32::NAN, 5.0]).count(), 0);
+    // An infinite query area is fine: it covers everything.
+    let all = Aabb::new([f32::NEG_INFINITY; 2], [f32::INFINITY; 2]);
+    assert_eq!(tree.query(all).count(), 1);
+}
+
+#[test]
+fn objects_outside_the_world_are_kept_and_found() {
+    let mut tree = QuadTree::with_config(
+        world(),
+        Config {
+            max_items: 2,
+            max_depth: 8,
+        },
+    );
+    let mut inside = Vec::new();
+    for i in 0..40 {
+        inside.push(tree.insert(Aabb::from_center([i as f32 * 2.5, 30.0], [0.5, 0.5]), ()));
+    }
+    let far = tree.insert(Aabb::new([1e6, 1e6], [1e6 + 1.0, 1e6 + 1.0]), ());
+    let far2 = tree.insert(Aabb::new([1e6 + 1.0, 1e6], [1e6 + 2.0, 1e6 + 1.0]), ());
+    let below = tree.insert(Aabb::new([10.0, -50.0], [11.0, -49.0]), ());
+    let spanning = tree.insert(Aabb::new([-500.0, 29.0], [500.0, 29.5]), ()); // crosses the world
+    tree.validate().unwrap();
+    assert_eq!(
+        tree.query_point([1e6 + 0.5, 1e6 + 0.5]).next().map(|h| h.0),
+        Some(far)
+    );
+    assert_eq!(
+        sorted_query(&tree, Aabb::new([9.0, -60.0], [12.0, -40.0])),
+        vec![below]
+    );
+    let pairs = tree.pairs();
+    assert!(pairs.contains(&(far, far2)));
+    assert_eq!(
+        pairs
+            .iter()
+            .filter(|p| p.0 == spanning || p.1 == spanning)
+            .count(),
+        40
+    );
+    // Moving items out of and back into the world.
+    assert!(tree.update(inside[0], Aabb::new([-1e5, -1e5], [-1e5 + 1.0, -1e5 + 1.0])));
+    assert_eq!(
+        sorted_query(&tree, Aabb::new([-2e5, -2e5], [-5e4, -5e4])),
+        vec![inside[0]]
+    );
+    assert!(tree.update(far, Aabb::new([50.0, 50.0], [51.0, 51.0])));
+    tree.validate().unwrap();
+    assert_eq!(
+        tree.query_point([50.5, 50.5]).next().map(|h| h.0),
+        Some(far)
+    );
+}
+
+#[test]
+fn a_million_objects_on_one_point() {
+    let config = Config::default();
+    let mut tree = QuadTree::with_config(world(), config);
+    let p = Aabb::from_point([37.5, 37.5]);
+    let keys: Vec<Key> = (0..1_000_000u32).map(|i| tree.insert(p, i)).collect();
+    assert!(tree.depth() <= config.max_depth);
+    assert_eq!(tree.depth(), config.max_depth);
+    assert!(tree.node_count() <= 1 + 4 * config.max_depth as usize);
+    assert_eq!(tree.query_point([37.5, 37.5]).count(), 1_000_000);
+    assert_eq!(tree.query(Aabb::new([0.0, 0.0], [37.0, 37.0])).count(), 0);
+    tree.validate().unwrap();
+    for k in keys {
+        tree.remove(k);
+    }
+    assert!(tree.is_empty());
+    assert_eq!(tree.node_count(), 1);
+    tree.validate().unwrap();
+}
+
+#[test]
+fn every_pair_on_one_point_exactly_once() {
+    let mut tree = QuadTree::new(world());
+    let n = 2000usize;
+    for i in 0..n {
+        tree.insert(Aabb::from_point([12.5, 87.5]), i);
+    }
+    let mut count = 0usize;
+    tree.for_each_pair(|a, b| {
+        assert!(a < b);
+        count += 1;
+    });
+    assert_eq!(count, n * (n - 1) / 2);
+}
+
+#[test]
+fn depth_is_capped_for_every_setting() {
+    for max_depth in [0, 1, 5, quadrat::MAX_DEPTH] {
+        let mut tree = QuadTree::with_config(
+            world(),
+            Config {
+                max_items: 1,
+                max_depth,
+            },
+        );
+        for i in 0..200u32 {
+            // Adjacent f32 values: the closest distinct points there are.
+            tree.insert(
+                Aabb::from_point([f32::from_bits(50f32.to_bits() + i), 50.0]),
+                i,
+            );
+        }
+        assert!(tree.depth() <= max_depth);
+        tree.validate().unwrap();
+        assert_eq!(tree.query_point([50.0, 50.0]).count(), 1);
+    }
+}
+
+#[test]
+fn straddlers_and_big_objects_do_not_pile_up_at_the_root() {
+    // Small boxes centred exactly on the world's split lines: a tight
+    // quadtree keeps every one of them in the root.
+    let mut tree = QuadTree::new(world());
+    for i in 0..1000 {
+        let t = i as f32 * 0.1;
+        tree.insert(Aabb::from_center([50.0, t], [0.2, 0.2]), ());
+        tree.insert(Aabb::from_center([t, 50.0], [0.2, 0.2]), ());
+    }
+    let root = tree.nodes().next().unwrap();
+    assert_eq!(root.items, 0);
+    // Mixed sizes: the big ones sink to the level of their size.
+    let s = quadrat::scenario::Scenario::new(quadrat::scenario::Layout::MixedSizes, 10_000, 3);
+    let mut tree = QuadTree::new(s.world);
+    for b in s.boxes() {
+        tree.insert(b, ());
+    }
+    let views: Vec<_> = tree.nodes().collect();
+    assert_eq!(views[0].items, 0);
+    let shallow: usize = views.iter().filter(|v| v.depth <= 1).map(|v| v.items).sum();
+    assert!(shallow < 100, "{shallow} items in the top two levels");
+}
+
+#[test]
+fn removing_collapses_quadrants() {
+    let mut tree = QuadTree::with_config(
+        world(),
+        Config {
+            max_items: 4,
+            max_depth: 10,
+        },
+    );
+    let keys: Vec<Key> = (0..500)
+        .map(|i| {
+            let x = (i * 37 % 100) as f32;
+            let y = (i * 61 % 100) as f32;
+            tree.insert(Aabb::from_center([x, y], [0.3, 0.3]), i)
+        })
+        .collect();
+    assert!(tree.node_count() > 50);
+    for (i, k) in keys.iter().enumerate() {
+        tree.remove(*k);
+        if i % 50 == 0 {
+            tree.validate().unwrap();
+        }
+        // Never more structure than the remaining items need.
+        let remaining = 500 - i - 1;
+        if remaining <= 4 {
+            assert_eq!(tree.node_count(), 1);
+        }
+    }
+}
+
+#[test]
+fn update_in_place_and_across_the_tree() {
+    let mut tree = QuadTree::with_config(
+        world(),
+        Config {
+            max_items: 2,
+            max_depth: 8,
+        },
+    );
+    let keys: Vec<Key> = (0..100)
+        .map(|i| {
+            tree.insert(
+                Aabb::from_center(
+                    [(i % 10) as f32 * 10.0 + 5.0, (i / 10) as f32 * 10.0 + 5.0],
+                    [1.0, 1.0],
+                ),
+                i,
+            )
+        })
+        .collect();
+    // Tiny moves stay in place; big ones cross the world; resizes change depth.
+    for (i, &k) in keys.iter().enumerate() {
+        let b = tree.aabb(k).unwrap();
+        let moved = match i % 4 {
+            0 => b.translate([0.01, -0.01]),
+            1 => b.translate([50.0, 50.0]),
+            2 => Aabb::from_center(b.center(), [30.0, 30.0]),
+            _ => Aabb::from_point(b.center()),
+        };
+        assert!(tree.update(k, moved));
+        assert_eq!(tree.aabb(k), Some(moved));
+        assert_eq!(tree.get(k), Some(&i));
+    }
+    tree.validate().unwrap();
+    // Updating to the same box changes nothing.
+    let before: Vec<_> = tree.nodes().collect();
+    for &k in &keys {
+        let b = tree.aabb(k).unwrap();
+        tree.update(k, b);
+    }
+    assert_eq!(tree.nodes().collect::<Vec<_>>(), before);
+}
+
+#[test]
+fn clear_then_refill_gives_the_same_tree() {
+    let s = quadrat::scenario::Scenario::new(quadrat::scenario::Layout::Clustered, 5000, 9);
+    let boxes = s.boxes();
+    let mut tree = QuadTree::new(s.world);
+    for (i, &b) in boxes.iter().enumerate() {
+        tree.insert(b, i);
+    }
+    let first: Vec<_> = tree.nodes().collect();
+    let pairs_first = tree.pairs().len();
+    for _ in 0..3 {
+        tree.clear();
+        assert_eq!(tree.node_count(), 1);
+        for (i, &b) in boxes.iter().enumerate() {
+            tree.insert(b, i);
+        }
+        tree.validate().unwrap();
+        assert_eq!(tree.nodes().collect::<Vec<_>>(), first);
+        assert_eq!(tree.pairs().len(), pairs_first);
+    }
+}
+
+#[test]
+fn degenerate_and_extreme_worlds() {
+    // A world of zero size: everything still works, nothing splits forever.
+    let mut tree = QuadTree::new(Aabb::from_point([5.0, 5.0]));
+    for i in 0..100 {
+        tree.insert(Aabb::from_point([5.0, 5.0]), i);
+        tree.insert(Aabb::new([i as f32, 0.0], [i as f32 + 1.0, 1.0]), i);
+    }
+    tree.validate().unwrap();
+    assert_eq!(tree.query_point([5.0, 5.0]).count(), 100);
+    // A world near the limits of f32.
+    let big = Aabb::new([-3e38, -3e38], [3e38, 3e38]);
+    let mut tree = QuadTree::with_config(
+        big,
+        Config {
+            max_items: 1,
+            max_depth: 24,
+        },
+    );
+    for i in 0..200 {
+        let x = (i as f32 - 100.0) * 1e36;
+        tree.insert(Aabb::new([x, x], [x + 1e35, x + 1e35]), i);
+        tree.insert(Aabb::from_point([i as f32, 0.0]), i);
+    }
+    tree.validate().unwrap();
+    assert_eq!(tree.query(big).count(), 400);
+}
+
+#[test]
+fn queries_from_many_threads_at_once() {
+    let s = quadrat::scenario::Scenario::new(quadrat::scenario::Layout::Uniform, 20_000, 4);
+    let mut tree = QuadTree::new(s.world);
+    for (i, b) in s.boxes().into_iter().enumerate() {
+        tree.insert(b, i);
+    }
+    let tree = &tree;
+    let expected_pairs = tree.pairs().len();
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..4)
+            .map(|t| {
+                scope.spawn(move || {
+                    let area =
+                        Aabb::from_center(Vec2::new(100.0 + t as f32 * 200.0, 500.0), [50.0, 50.0]);
+                    (tree.query(area).count(), tree.pairs().len())
+                })
+            })
+            .collect();
+        for h in handles {
+            let (hits, pairs) = h.join().unwrap();
+            assert!(hits > 0);
+            assert_eq!(pairs, expected_pairs);
+        }
+    });
+}
+
+#[test]
+fn retain_and_iterators() {
+    let mut tree = QuadTree::new(world());
+    for i in 0..100 {
+        tree.insert(Aabb::from_point([i as f32, i as f32]), i);
+    }
+    for (_, _, v) in tree.iter_mut() {
+        *v *= 10;
+    }
+    tree.retain(|_, b, v| b.min.x < 50.0 && *v % 20 == 0);
+    assert_eq!(tree.len(), 25);
+    assert!(tree.values().all(|v| v % 20 == 0 && *v < 500));
+    assert_eq!(tree.keys().count(), 25);
+    tree.validate().unwrap();
+    let mut extended = QuadTree::new(world());
+    extended.extend((0..10).map(|i| (Aabb::from_point([i as f32, 0.0]), i)));
+    assert_eq!(extended.len(), 10);
+}
