@@ -46,6 +46,15 @@ impl Vec2 {
     }
 
     /// Dot product.
+    ///
+    /// ```
+    /// # use quadrat::Vec2;
+    /// let v = Vec2::new(3.0, 4.0);
+    /// assert_eq!(v.dot(Vec2::new(1.0, 0.0)), 3.0);
+    /// assert_eq!((v.length(), v.length_squared()), (5.0, 25.0));
+    /// assert_eq!(v.min(Vec2::splat(3.5)), Vec2::new(3.0, 3.5));
+    /// assert_eq!(v.max(Vec2::ZERO), v);
+    /// ```
     #[inline]
     #[must_use]
     pub fn dot(self, other: Vec2) -> f32 {
@@ -240,6 +249,14 @@ impl Aabb {
     }
 
     /// Width (`max.x - min.x`).
+    ///
+    /// ```
+    /// # use quadrat::Aabb;
+    /// let b = Aabb::new([1.0, 2.0], [4.0, 8.0]);
+    /// assert_eq!((b.width(), b.height(), b.area()), (3.0, 6.0, 18.0));
+    /// assert_eq!(b.size(), quadrat::Vec2::new(3.0, 6.0));
+    /// assert_eq!(b.center(), quadrat::Vec2::new(2.5, 5.0));
+    /// ```
     #[inline]
     #[must_use]
     pub fn width(&self) -> f32 {
@@ -309,6 +326,14 @@ impl Aabb {
     }
 
     /// The smallest box containing both boxes.
+    ///
+    /// ```
+    /// # use quadrat::Aabb;
+    /// let a = Aabb::new([0.0, 0.0], [1.0, 1.0]);
+    /// let b = Aabb::new([2.0, -1.0], [3.0, 0.5]);
+    /// assert_eq!(a.union(&b), Aabb::new([0.0, -1.0], [3.0, 1.0]));
+    /// assert!(a.union(&b).contains(&a));
+    /// ```
     #[inline]
     #[must_use]
     pub fn union(&self, other: &Aabb) -> Aabb {
@@ -319,6 +344,13 @@ impl Aabb {
     }
 
     /// The box grown by `margin` on every side (shrunk when negative).
+    ///
+    /// ```
+    /// # use quadrat::Aabb;
+    /// let b = Aabb::new([0.0, 0.0], [1.0, 1.0]);
+    /// assert_eq!(b.expand(1.0), Aabb::new([-1.0, -1.0], [2.0, 2.0]));
+    /// assert_eq!(b.translate([1.0, 0.0]), Aabb::new([1.0, 0.0], [2.0, 1.0]));
+    /// ```
     #[inline]
     #[must_use]
     pub fn expand(&self, margin: f32) -> Aabb {
@@ -340,6 +372,14 @@ impl Aabb {
     }
 
     /// The point of the box closest to `p` (`p` itself when inside).
+    ///
+    /// ```
+    /// # use quadrat::{Aabb, Vec2};
+    /// let b = Aabb::new([0.0, 0.0], [1.0, 1.0]);
+    /// assert_eq!(b.closest_point([3.0, 0.5]), Vec2::new(1.0, 0.5));
+    /// assert_eq!(b.distance_to_point([4.0, 5.0]), 5.0);
+    /// assert_eq!(b.distance_squared_to_point([0.5, 0.5]), 0.0);
+    /// ```
     #[inline]
     #[must_use]
     pub fn closest_point(&self, p: impl Into<Vec2>) -> Vec2 {

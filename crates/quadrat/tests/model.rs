@@ -254,3 +254,52 @@ proptest! {
         prop_assert_eq!(shape(&a), shape(&b));
     }
 }
+
+/// Larger trees than the proptest sequences reach: thousands of items in
+/// every layout, random operations, full comparison every few hundred steps.
+#[test]
+fn large_random_sequences_match_brute_force() {
+    use quadrat::scenario::{Layout, Rng, Scenario};
+    for (round, layout) in Layout::ALL.into_iter().enumerate() {
+        let s = Scenario::new(layout, 3000, round as u64);
+        let pool = s.boxes();
+        let mut rng = Rng::new(99 + round as u64);
+        let config = Config {
+            max_items: 1 + round * 3,
+            max_depth: 12,
+        };
+        let mut tree = QuadTree::with_config(s.world, config);
+        let mut model = Model::default();
+        for step in 0..6000u32 {
+            let roll = rng.below(10);
+            if roll < 5 || model.live.is_empty() {
+                let b = pool[rng.below(pool.len() as u64) as usize];
+                let k = tree.insert(b, step);
+                model.live.push((k, b, step));
+            } else if roll < 7 {
+                let (k, _, v) = model
+                    .live
+                    .swap_remove(rng.below(model.live.len() as u64) as usize);
+                assert_eq!(tree.remove(k), Some(v));
+                model.dead.push(k);
+            } else {
+                let i = rng.below(model.live.len() as u64) as usize;
+                let d = if roll == 9 { 400.0 } else { 2.0 };
+                let b = model.live[i]
+                    .1
+                    .translate([rng.range(-d, d), rng.range(-d, d)]);
+                assert!(tree.update(model.live[i].0, b));
+                model.live[i].1 = b;
+            }
+            if step % 500 == 499 {
+                let c = rng.range(0.0, 1000.0);
+                let probe = Probe {
+                    area: Aabb::from_center([c, 1000.0 - c], [60.0, 30.0]),
+                    circle: Circle::new([1000.0 - c, c], 45.0),
+                    point: model.live[0].1.center(),
+                };
+                check(&tree, &model, &probe).unwrap();
+            }
+        }
+    }
+}

@@ -405,6 +405,12 @@ impl<T> QuadTree<T> {
     }
 
     /// The world box given at creation.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, QuadTree};
+    /// let world = Aabb::new([0.0, 0.0], [10.0, 10.0]);
+    /// assert_eq!(QuadTree::<()>::new(world).world(), world);
+    /// ```
     #[inline]
     #[must_use]
     pub fn world(&self) -> Aabb {
@@ -419,6 +425,14 @@ impl<T> QuadTree<T> {
     }
 
     /// Number of items.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, QuadTree};
+    /// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [10.0, 10.0]));
+    /// tree.insert(Aabb::from_point([1.0, 1.0]), ());
+    /// assert_eq!(tree.len(), 1);
+    /// assert!(!tree.is_empty());
+    /// ```
     #[inline]
     #[must_use]
     pub fn len(&self) -> usize {
@@ -513,6 +527,16 @@ impl<T> QuadTree<T> {
     }
 
     /// Every item as `(key, box, value)` with mutable values, in slot order.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, QuadTree};
+    /// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [10.0, 10.0]));
+    /// tree.insert(Aabb::from_point([1.0, 1.0]), 1);
+    /// for (_, _, hp) in tree.iter_mut() {
+    ///     *hp += 99;
+    /// }
+    /// assert_eq!(tree.values().copied().collect::<Vec<_>>(), [100]);
+    /// ```
     pub fn iter_mut(&mut self) -> impl Iterator<Item = (Key, Aabb, &mut T)> + '_ {
         let boxes = &self.boxes;
         self.slab
@@ -528,11 +552,26 @@ impl<T> QuadTree<T> {
     }
 
     /// The keys of all items, in slot order.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, QuadTree};
+    /// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [10.0, 10.0]));
+    /// let k = tree.insert(Aabb::from_point([1.0, 1.0]), ());
+    /// assert_eq!(tree.keys().collect::<Vec<_>>(), [k]);
+    /// ```
     pub fn keys(&self) -> impl Iterator<Item = Key> + '_ {
         self.iter().map(|(k, _, _)| k)
     }
 
     /// The values of all items, in slot order.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, QuadTree};
+    /// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [10.0, 10.0]));
+    /// tree.insert(Aabb::from_point([1.0, 1.0]), "a");
+    /// tree.insert(Aabb::from_point([2.0, 1.0]), "b");
+    /// assert_eq!(tree.values().copied().collect::<String>(), "ab");
+    /// ```
     pub fn values(&self) -> impl Iterator<Item = &T> + '_ {
         self.slab.slots.iter().filter_map(|s| s.value.as_ref())
     }
@@ -608,12 +647,29 @@ impl<T> QuadTree<T> {
     }
 
     /// Number of nodes in the tree (leaves and internal nodes).
+    ///
+    /// ```
+    /// use quadrat::{Aabb, Config, QuadTree};
+    /// let config = Config { max_items: 1, ..Config::default() };
+    /// let mut tree = QuadTree::with_config(Aabb::new([0.0, 0.0], [10.0, 10.0]), config);
+    /// assert_eq!(tree.node_count(), 1);
+    /// tree.insert(Aabb::from_point([1.0, 1.0]), ());
+    /// tree.insert(Aabb::from_point([9.0, 9.0]), ());
+    /// assert_eq!(tree.node_count(), 5); // the root split into four
+    /// assert_eq!(tree.depth(), 1);
+    /// ```
     #[must_use]
     pub fn node_count(&self) -> usize {
         self.nodes.len() - 4 * self.free_blocks.len()
     }
 
     /// The deepest level of any node (0 for a tree that never split).
+    ///
+    /// ```
+    /// use quadrat::{Aabb, QuadTree};
+    /// let tree: QuadTree<()> = QuadTree::new(Aabb::new([0.0, 0.0], [10.0, 10.0]));
+    /// assert_eq!(tree.depth(), 0);
+    /// ```
     #[must_use]
     pub fn depth(&self) -> u8 {
         self.nodes().map(|n| n.depth).max().unwrap_or(0)

@@ -197,6 +197,15 @@ impl<T> QuadTree<T> {
     }
 
     /// The items whose boxes intersect any [`Region`].
+    ///
+    /// ```
+    /// use quadrat::{Aabb, Circle, QuadTree};
+    /// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [10.0, 10.0]));
+    /// tree.insert(Aabb::from_point([1.0, 1.0]), ());
+    /// // A reference to a region is a region too.
+    /// let blast = Circle::new([0.0, 0.0], 2.0);
+    /// assert_eq!(tree.query_region(&blast).count(), 1);
+    /// ```
     pub fn query_region<R: Region>(&self, region: R) -> Query<'_, T, R> {
         Query::new(self, region)
     }
