@@ -43,6 +43,8 @@ enum Op {
     /// Move by a small step (often stays in its node).
     Nudge(usize, f32, f32),
     Clear,
+    Rebuild,
+    InsertMany(Vec<Aabb>),
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -53,6 +55,8 @@ fn op() -> impl Strategy<Value = Op> {
         3 => (any::<usize>(), aabb()).prop_map(|(i, b)| Op::Update(i, b)),
         3 => (any::<usize>(), -2.0f32..2.0, -2.0f32..2.0).prop_map(|(i, dx, dy)| Op::Nudge(i, dx, dy)),
         1 => Just(Op::Clear),
+        1 => Just(Op::Rebuild),
+        1 => prop::collection::vec(aabb(), 0..150).prop_map(Op::InsertMany),
     ]
 }
 
@@ -203,6 +207,16 @@ fn run(config: Config, ops: Vec<(Op, Probe)>) -> Result<(), TestCaseError> {
                 prop_assert!(tree.update(model.live[i].0, b));
                 model.live[i].1 = b;
             }
+            Op::Rebuild => tree.rebuild(),
+            Op::InsertMany(boxes) => {
+                let values: Vec<u32> = (next_value..next_value + boxes.len() as u32).collect();
+                next_value += boxes.len() as u32;
+                let keys = tree.insert_many(boxes.iter().copied().zip(values.iter().copied()));
+                prop_assert_eq!(keys.len(), boxes.len());
+                for ((k, b), v) in keys.into_iter().zip(boxes).zip(values) {
+                    model.live.push((k, b, v));
+                }
+            }
             Op::Clear => {
                 tree.clear();
                 model.dead.extend(model.live.drain(..).map(|e| e.0));
@@ -230,7 +244,7 @@ proptest! {
     /// The tree's shape depends only on its items, not on the calls that put
     /// them there: inserting a set in another order gives the same nodes.
     #[test]
-    fn shape_is_canonical(config in config(), boxes in prop::collection::vec(aabb(), 0..60), seed in any::<u64>()) {
+    fn shape_is_canonical(config in config(), boxes in prop::collection::vec(aabb(), 0..200), seed in any::<u64>()) {
         let mut a = QuadTree::with_config(WORLD, config);
         for (i, &b) in boxes.iter().enumerate() {
             a.insert(b, i);
@@ -251,6 +265,14 @@ proptest! {
         }
         b.validate().map_err(TestCaseError::fail)?;
         let shape = |t: &QuadTree<usize>| t.nodes().map(|n| (n.bounds, n.depth, n.items)).collect::<Vec<_>>();
+        prop_assert_eq!(shape(&a), shape(&b));
+        // Built in one go, and rebuilt: the same shape again.
+        let mut c = QuadTree::with_config(WORLD, config);
+        c.insert_many(boxes.iter().copied().zip(0..));
+        c.validate().map_err(TestCaseError::fail)?;
+        prop_assert_eq!(shape(&a), shape(&c));
+        b.rebuild();
+        b.validate().map_err(TestCaseError::fail)?;
         prop_assert_eq!(shape(&a), shape(&b));
     }
 }

@@ -1,6 +1,6 @@
 //! Insertion, and the split that keeps leaves small.
 
-use super::{QuadTree, quadrant};
+use super::{Entry, QuadTree, quadrant};
 use crate::error::Error;
 use crate::geom::Aabb;
 use crate::key::Key;
@@ -70,7 +70,7 @@ impl<T> QuadTree<T> {
         if self.nodes[n as usize].is_leaf() && self.leaf_wants_deeper(n, &b) {
             self.nodes[n as usize].load += 1;
         }
-        self.push_entry(n, b, owner);
+        self.insert_entry(n, Entry { aabb: b, owner });
         self.split_if_needed(n);
     }
 
@@ -82,24 +82,29 @@ impl<T> QuadTree<T> {
             return;
         }
         let first = self.alloc_children(n);
-        // Move every item that fits its quadrant's child down; the load of
-        // `n` (items that fit a child) becomes its count of items below.
-        let mut i = 0;
-        while i < self.nodes[n as usize].len {
-            let pos = self.nodes[n as usize].start + i;
-            let b = self.boxes[pos as usize];
-            let child = first + quadrant(&self.nodes[n as usize].cell, b.center()) as u32;
-            if self.nodes[child as usize].loose.contains(&b) {
-                let owner = self.owners[pos as usize];
-                self.remove_entry(n, pos);
-                if self.leaf_wants_deeper(child, &b) {
+        // Move every item that fits its quadrant's child down, in run order
+        // so the children's runs come out sorted; keep the rest in order.
+        // The load of `n` (items that fit a child) becomes its count of
+        // items below.
+        let node = &self.nodes[n as usize];
+        let (cell, start, len) = (node.cell, node.start as usize, node.len as usize);
+        let mut kept = start;
+        for p in start..start + len {
+            let e = self.entries[p];
+            let child = first + quadrant(&cell, e.aabb.center()) as u32;
+            if self.nodes[child as usize].loose.contains(&e.aabb) {
+                if self.leaf_wants_deeper(child, &e.aabb) {
                     self.nodes[child as usize].load += 1;
                 }
-                self.push_entry(child, b, owner);
+                self.insert_entry(child, e);
             } else {
-                i += 1;
+                self.entries[kept] = e;
+                self.set_pos(kept);
+                kept += 1;
             }
         }
+        self.nodes[n as usize].len = (kept - start) as u32;
+        self.refit(n);
         for q in 0..4 {
             self.split_if_needed(first + q);
         }

@@ -5,6 +5,7 @@
 //! [`validate`](validate.rs). This file holds the data layout, the node
 //! geometry every operation shares, and the small accessors.
 
+mod build;
 mod insert;
 mod pairs;
 mod query;
@@ -17,6 +18,18 @@ pub use query::{Query, Region};
 use crate::error::Error;
 use crate::geom::{Aabb, Vec2};
 use crate::key::{Key, Slab};
+
+/// The box that contains nothing and is the identity of [`Aabb::union`].
+pub(crate) const EMPTY: Aabb = Aabb {
+    min: Vec2 {
+        x: f32::INFINITY,
+        y: f32::INFINITY,
+    },
+    max: Vec2 {
+        x: f32::NEG_INFINITY,
+        y: f32::NEG_INFINITY,
+    },
+};
 
 /// "No node" / "no child" marker.
 pub(crate) const NONE: u32 = u32::MAX;
@@ -122,7 +135,7 @@ pub struct NodeView {
 
 /// One node of the tree. The four children of a node are contiguous in
 /// [`QuadTree::nodes`], starting at `children`; the node's items are the
-/// contiguous run `start .. start + len` of the entry arrays.
+/// contiguous run `start .. start + len` of the entry array.
 #[derive(Clone, Debug)]
 pub(crate) struct Node {
     /// The quadrant of space this node covers.
@@ -142,6 +155,14 @@ pub(crate) struct Node {
     /// would move into a child if it split. The tree's shape follows from
     /// it: a node has children exactly when its load exceeds `max_items`.
     pub(crate) load: u32,
+    /// A box containing every item of this node's own run (exact after a
+    /// build or a split, grown by inserts and moves, [`EMPTY`] when the run
+    /// is empty). The pair finder skips and filters with it.
+    pub(crate) tight: Aabb,
+    /// The union of the four children's loose bounds (whether or not the
+    /// children exist): every item stored strictly below this node lies
+    /// inside it. Fixed geometry, like `cell` and `loose`.
+    pub(crate) inner: Aabb,
     /// Level; the root is 0. `u8::MAX` marks a node in a free block.
     pub(crate) depth: u8,
     /// Which sides of the cell lie on the world's border (see [`Edges`]):
@@ -161,8 +182,8 @@ impl Edges {
 }
 
 impl Node {
-    fn root(world: Aabb) -> Node {
-        Node {
+    pub(crate) fn root(world: Aabb) -> Node {
+        let mut root = Node {
             cell: world,
             loose: loose_of(&world),
             children: NONE,
@@ -170,8 +191,27 @@ impl Node {
             len: 0,
             cap: 0,
             load: 0,
+            tight: EMPTY,
+            inner: EMPTY,
             depth: 0,
             edges: Edges::ALL,
+        };
+        root.inner = root.inner_bounds();
+        root
+    }
+
+    /// The union of the four children's loose bounds.
+    fn inner_bounds(&self) -> Aabb {
+        (0..4).fold(EMPTY, |u, q| u.union(&self.child_geometry(q).1))
+    }
+
+    /// A box containing every item in this node's subtree.
+    #[inline]
+    pub(crate) fn subtree_bounds(&self) -> Aabb {
+        if self.is_leaf() {
+            self.tight
+        } else {
+            self.tight.union(&self.inner)
         }
     }
 
@@ -248,6 +288,24 @@ fn loose_of(cell: &Aabb) -> Aabb {
         cell.max.y * 0.5 - cell.min.y * 0.5,
     );
     Aabb::new(cell.min - h, cell.max + h)
+}
+
+/// One item as the tree stores it: its box and its slab slot.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Entry {
+    pub(crate) aabb: Aabb,
+    pub(crate) owner: u32,
+}
+
+impl Entry {
+    /// Filler for reserved, unused positions.
+    pub(crate) const VACANT: Entry = Entry {
+        aabb: Aabb {
+            min: Vec2::ZERO,
+            max: Vec2::ZERO,
+        },
+        owner: NONE,
+    };
 }
 
 /// A fixed-capacity stack of node indices for walks that must not allocate.
@@ -341,10 +399,9 @@ pub struct QuadTree<T> {
     pub(crate) nodes: Vec<Node>,
     /// First indices of blocks of four nodes that are free for reuse.
     pub(crate) free_blocks: Vec<u32>,
-    /// Entry arrays: the box of every item, grouped by node.
-    pub(crate) boxes: Vec<Aabb>,
-    /// Entry arrays: the slab slot of every item, parallel to `boxes`.
-    pub(crate) owners: Vec<u32>,
+    /// Every item's box and slab slot, grouped into one run per node; each
+    /// run is sorted by `min.x` so that pairs can be found by sweeping.
+    pub(crate) entries: Vec<Entry>,
     /// Entries reserved by no live node's run (left behind by moved runs).
     pub(crate) garbage: usize,
     pub(crate) slab: Slab<T>,
@@ -397,8 +454,7 @@ impl<T> QuadTree<T> {
             max_items: config.max_items as u32,
             nodes: vec![Node::root(world)],
             free_blocks: Vec::new(),
-            boxes: Vec::new(),
-            owners: Vec::new(),
+            entries: Vec::new(),
             garbage: 0,
             slab: Slab::new(),
         })
@@ -506,7 +562,7 @@ impl<T> QuadTree<T> {
     #[must_use]
     pub fn aabb(&self, key: Key) -> Option<Aabb> {
         let idx = self.slab.index_of(key)?;
-        Some(self.boxes[self.slab.slots[idx].pos as usize])
+        Some(self.entries[self.slab.slots[idx].pos as usize].aabb)
     }
 
     /// Every item as `(key, box, value)`, in slot order.
@@ -522,7 +578,7 @@ impl<T> QuadTree<T> {
     pub fn iter(&self) -> impl Iterator<Item = (Key, Aabb, &T)> + '_ {
         self.slab.slots.iter().enumerate().filter_map(|(i, s)| {
             let v = s.value.as_ref()?;
-            Some((self.slab.key_at(i), self.boxes[s.pos as usize], v))
+            Some((self.slab.key_at(i), self.entries[s.pos as usize].aabb, v))
         })
     }
 
@@ -538,7 +594,7 @@ impl<T> QuadTree<T> {
     /// assert_eq!(tree.values().copied().collect::<Vec<_>>(), [100]);
     /// ```
     pub fn iter_mut(&mut self) -> impl Iterator<Item = (Key, Aabb, &mut T)> + '_ {
-        let boxes = &self.boxes;
+        let entries = &self.entries;
         self.slab
             .slots
             .iter_mut()
@@ -547,7 +603,7 @@ impl<T> QuadTree<T> {
                 let generation = s.generation;
                 let pos = s.pos as usize;
                 let v = s.value.as_mut()?;
-                Some((Key::new(i as u32, generation), boxes[pos], v))
+                Some((Key::new(i as u32, generation), entries[pos].aabb, v))
             })
     }
 
@@ -593,8 +649,7 @@ impl<T> QuadTree<T> {
         self.nodes.truncate(1);
         self.nodes[0] = Node::root(self.world);
         self.free_blocks.clear();
-        self.boxes.clear();
-        self.owners.clear();
+        self.entries.clear();
         self.garbage = 0;
         self.slab.clear();
     }
@@ -618,7 +673,7 @@ impl<T> QuadTree<T> {
             let Some(v) = slot.value.as_mut() else {
                 continue;
             };
-            if !keep(Key::new(idx as u32, generation), self.boxes[pos], v) {
+            if !keep(Key::new(idx as u32, generation), self.entries[pos].aabb, v) {
                 self.remove_slot(idx);
             }
         }
@@ -680,7 +735,7 @@ impl<T> QuadTree<T> {
     /// The key of the item in entry `pos`.
     #[inline]
     pub(crate) fn key_of_entry(&self, pos: usize) -> Key {
-        self.slab.key_at(self.owners[pos] as usize)
+        self.slab.key_at(self.entries[pos].owner as usize)
     }
 
     /// The node where a box is stored: the deepest existing node along its
@@ -713,57 +768,137 @@ impl<T> QuadTree<T> {
         loose.contains(b)
     }
 
-    /// Appends an item to node `n`'s run and records where it went.
-    pub(crate) fn push_entry(&mut self, n: u32, b: Aabb, owner: u32) {
+    /// Records in the slab that entry `p` sits at position `p`.
+    #[inline]
+    pub(crate) fn set_pos(&mut self, p: usize) {
+        self.slab.slots[self.entries[p].owner as usize].pos = p as u32;
+    }
+
+    /// Adds an item to node `n`'s run, keeping the run sorted by `min.x`,
+    /// and records where it went.
+    pub(crate) fn insert_entry(&mut self, n: u32, e: Entry) {
         let node = &self.nodes[n as usize];
         if node.len == node.cap {
             self.grow_run(n);
         }
         let node = &mut self.nodes[n as usize];
-        let pos = node.start + node.len;
+        let start = node.start as usize;
+        let mut p = (node.start + node.len) as usize;
         node.len += 1;
-        self.boxes[pos as usize] = b;
-        self.owners[pos as usize] = owner;
-        let slot = &mut self.slab.slots[owner as usize];
-        slot.node = n;
-        slot.pos = pos;
+        node.tight = node.tight.union(&e.aabb);
+        self.slab.slots[e.owner as usize].node = n;
+        while p > start && self.entries[p - 1].aabb.min.x > e.aabb.min.x {
+            self.entries[p] = self.entries[p - 1];
+            self.set_pos(p);
+            p -= 1;
+        }
+        self.entries[p] = e;
+        self.set_pos(p);
     }
 
-    /// Removes entry `pos` from node `n`'s run by moving the run's last entry
-    /// into its place.
+    /// Appends an item to node `n`'s run without keeping the order (the
+    /// caller sorts the run afterwards) and records where it went.
+    pub(crate) fn append_entry(&mut self, n: u32, e: Entry) {
+        let node = &self.nodes[n as usize];
+        if node.len == node.cap {
+            self.grow_run(n);
+        }
+        let node = &mut self.nodes[n as usize];
+        let p = (node.start + node.len) as usize;
+        node.len += 1;
+        node.tight = node.tight.union(&e.aabb);
+        self.entries[p] = e;
+        let slot = &mut self.slab.slots[e.owner as usize];
+        slot.node = n;
+        slot.pos = p as u32;
+    }
+
+    /// Removes entry `pos` from node `n`'s run, keeping the run sorted: the
+    /// run's last entry takes its place and moves right to where it belongs.
+    /// O(1) when those two start at the same `x` (as for items piled on one
+    /// point), else linear in the entries it passes.
     pub(crate) fn remove_entry(&mut self, n: u32, pos: u32) {
         let node = &mut self.nodes[n as usize];
         node.len -= 1;
         let last = node.start + node.len;
         if pos != last {
-            let (p, l) = (pos as usize, last as usize);
-            self.boxes[p] = self.boxes[l];
-            self.owners[p] = self.owners[l];
-            self.slab.slots[self.owners[p] as usize].pos = pos;
+            self.entries[pos as usize] = self.entries[last as usize];
+            self.set_pos(pos as usize);
+            self.resort_entry(n, pos);
+        }
+        // Keep the bounds exact where that is cheap; large runs keep a
+        // conservative box.
+        if self.nodes[n as usize].len <= 64 {
+            self.refit(n);
+        }
+    }
+
+    /// Recomputes node `n`'s `tight` box from its run.
+    pub(crate) fn refit(&mut self, n: u32) {
+        let node = &self.nodes[n as usize];
+        let run = &self.entries[node.start as usize..(node.start + node.len) as usize];
+        let tight = run.iter().fold(EMPTY, |t, e| t.union(&e.aabb));
+        self.nodes[n as usize].tight = tight;
+    }
+
+    /// Restores the order of node `n`'s run after the box of entry `pos`
+    /// changed, by moving that entry left or right.
+    pub(crate) fn resort_entry(&mut self, n: u32, pos: u32) {
+        let node = &self.nodes[n as usize];
+        let (start, end) = (node.start as usize, (node.start + node.len) as usize);
+        let mut p = pos as usize;
+        let e = self.entries[p];
+        let x = e.aabb.min.x;
+        if p > start && self.entries[p - 1].aabb.min.x > x {
+            while p > start && self.entries[p - 1].aabb.min.x > x {
+                self.entries[p] = self.entries[p - 1];
+                self.set_pos(p);
+                p -= 1;
+            }
+        } else {
+            while p + 1 < end && self.entries[p + 1].aabb.min.x < x {
+                self.entries[p] = self.entries[p + 1];
+                self.set_pos(p);
+                p += 1;
+            }
+        }
+        if p != pos as usize {
+            self.entries[p] = e;
+            self.set_pos(p);
+        }
+    }
+
+    /// Sorts node `n`'s run by `min.x` and records every position.
+    pub(crate) fn sort_run(&mut self, n: u32) {
+        let node = &self.nodes[n as usize];
+        let (start, end) = (node.start as usize, (node.start + node.len) as usize);
+        self.entries[start..end].sort_unstable_by(|a, b| a.aabb.min.x.total_cmp(&b.aabb.min.x));
+        self.refit(n);
+        for p in start..end {
+            let slot = &mut self.slab.slots[self.entries[p].owner as usize];
+            slot.node = n;
+            slot.pos = p as u32;
         }
     }
 
     /// Doubles the reserved length of node `n`'s run, in place when the run
-    /// is the last one in the arrays, else by moving it to the end.
+    /// is the last one in the array, else by moving it to the end.
     fn grow_run(&mut self, n: u32) {
         let node = &self.nodes[n as usize];
         let (start, len, cap) = (node.start as usize, node.len as usize, node.cap as usize);
         let new_cap = (cap * 2).max(4);
-        let end = self.boxes.len();
+        let end = self.entries.len();
         if start + cap == end {
-            self.boxes.resize(start + new_cap, Aabb::default());
-            self.owners.resize(start + new_cap, NONE);
+            self.entries.resize(start + new_cap, Entry::VACANT);
         } else {
             assert!(
                 end + new_cap < NONE as usize,
-                "quadrat: entry arrays exceed 2^32 entries"
+                "quadrat: entry array exceeds 2^32 entries"
             );
-            self.boxes.extend_from_within(start..start + len);
-            self.owners.extend_from_within(start..start + len);
-            self.boxes.resize(end + new_cap, Aabb::default());
-            self.owners.resize(end + new_cap, NONE);
+            self.entries.extend_from_within(start..start + len);
+            self.entries.resize(end + new_cap, Entry::VACANT);
             for p in end..end + len {
-                self.slab.slots[self.owners[p] as usize].pos = p as u32;
+                self.set_pos(p);
             }
             self.garbage += cap;
             self.nodes[n as usize].start = end as u32;
@@ -778,32 +913,30 @@ impl<T> QuadTree<T> {
         node.start = 0;
         node.len = 0;
         node.cap = 0;
+        node.tight = EMPTY;
     }
 
-    /// Re-packs the entry arrays in depth-first node order when more than
-    /// half of them is garbage. Called between operations, never while an
+    /// Re-packs the entry array in depth-first node order when more than
+    /// half of it is garbage. Called between operations, never while an
     /// entry position is held.
     pub(crate) fn maybe_compact(&mut self) {
-        if self.garbage <= 64 || self.garbage * 2 <= self.boxes.len() {
+        if self.garbage <= 64 || self.garbage * 2 <= self.entries.len() {
             return;
         }
-        let live = self.boxes.len() - self.garbage;
-        let mut boxes = Vec::with_capacity(live + live / 4 + 64);
-        let mut owners = Vec::with_capacity(boxes.capacity());
+        let live = self.entries.len() - self.garbage;
+        let mut entries = Vec::with_capacity(live + live / 4 + 64);
         let mut stack = NodeStack::with_root();
         while let Some(n) = stack.pop() {
             let node = &mut self.nodes[n as usize];
             let (start, len) = (node.start as usize, node.len as usize);
             let cap = if len == 0 { 0 } else { (len + len / 4).max(4) };
-            let new_start = boxes.len();
-            boxes.extend_from_slice(&self.boxes[start..start + len]);
-            owners.extend_from_slice(&self.owners[start..start + len]);
-            boxes.resize(new_start + cap, Aabb::default());
-            owners.resize(new_start + cap, NONE);
+            let new_start = entries.len();
+            entries.extend_from_slice(&self.entries[start..start + len]);
+            entries.resize(new_start + cap, Entry::VACANT);
             node.start = new_start as u32;
             node.cap = cap as u32;
-            for (i, &o) in owners[new_start..new_start + len].iter().enumerate() {
-                self.slab.slots[o as usize].pos = (new_start + i) as u32;
+            for (i, e) in entries[new_start..new_start + len].iter().enumerate() {
+                self.slab.slots[e.owner as usize].pos = (new_start + i) as u32;
             }
             if !node.is_leaf() {
                 for q in (0..4).rev() {
@@ -811,8 +944,7 @@ impl<T> QuadTree<T> {
                 }
             }
         }
-        self.boxes = boxes;
-        self.owners = owners;
+        self.entries = entries;
         self.garbage = 0;
     }
 
@@ -822,7 +954,7 @@ impl<T> QuadTree<T> {
         let parent = &self.nodes[n as usize];
         let kids: [Node; 4] = core::array::from_fn(|q| {
             let (cell, loose) = parent.child_geometry(q);
-            Node {
+            let mut kid = Node {
                 cell,
                 loose,
                 children: NONE,
@@ -830,9 +962,13 @@ impl<T> QuadTree<T> {
                 len: 0,
                 cap: 0,
                 load: 0,
+                tight: EMPTY,
+                inner: EMPTY,
                 depth: parent.depth + 1,
                 edges: parent.child_edges(q),
-            }
+            };
+            kid.inner = kid.inner_bounds();
+            kid
         });
         let first = match self.free_blocks.pop() {
             Some(first) => {

@@ -1,17 +1,206 @@
 //! Every intersecting pair of items, each exactly once.
 
-use super::{NodeStack, QuadTree};
+use super::{Entry, QuadTree};
+use crate::geom::Aabb;
 use crate::key::Key;
+
+/// `true` when the y intervals of two boxes overlap (closed).
+#[inline(always)]
+fn overlap_y(a: &Aabb, b: &Aabb) -> bool {
+    a.min.y <= b.max.y && b.min.y <= a.max.y
+}
+
+/// Reports every intersecting pair within one run sorted by `min.x`: each
+/// entry meets the entries after it until one starts right of its end.
+#[inline]
+fn sweep_within(run: &[Entry], emit: &mut impl FnMut(&Entry, &Entry)) {
+    for (i, a) in run.iter().enumerate() {
+        for b in &run[i + 1..] {
+            if b.aabb.min.x > a.aabb.max.x {
+                break;
+            }
+            if overlap_y(&a.aabb, &b.aabb) {
+                emit(a, b);
+            }
+        }
+    }
+}
+
+/// Reports every intersecting pair with one entry from each of two runs
+/// sorted by `min.x`, merging them like sort-and-sweep: whichever entry
+/// starts first meets the other run's entries that start before it ends.
+/// Each pair is met once, from the entry that starts first (ties: `a`'s).
+#[inline]
+fn sweep_between(a: &[Entry], b: &[Entry], emit: &mut impl FnMut(&Entry, &Entry)) {
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if a[i].aabb.min.x <= b[j].aabb.min.x {
+            let x = &a[i];
+            for y in &b[j..] {
+                if y.aabb.min.x > x.aabb.max.x {
+                    break;
+                }
+                if overlap_y(&x.aabb, &y.aabb) {
+                    emit(x, y);
+                }
+            }
+            i += 1;
+        } else {
+            let y = &b[j];
+            for x in &a[i..] {
+                if x.aabb.min.x > y.aabb.max.x {
+                    break;
+                }
+                if overlap_y(&x.aabb, &y.aabb) {
+                    emit(x, y);
+                }
+            }
+            j += 1;
+        }
+    }
+}
+
+/// How many entries of a run [`filter`] keeps on the stack.
+const FILTER: usize = 32;
+
+/// The entries of `run` (sorted) that meet `area`, copied in order into
+/// `buf`; `None` when more than `buf` holds.
+#[inline]
+fn filter<'a>(run: &[Entry], area: &Aabb, buf: &'a mut [Entry; FILTER]) -> Option<&'a [Entry]> {
+    let mut k = 0;
+    for e in run {
+        if e.aabb.intersects(area) {
+            if k == FILTER {
+                return None;
+            }
+            buf[k] = *e;
+            k += 1;
+        }
+    }
+    Some(&buf[..k])
+}
+
+/// The pair finder's walk: every pair of items in a subtree, as the pairs
+/// within each node, between a node's run and the subtrees below it, and
+/// between sibling subtrees whose loose bounds meet. Recursion depth is
+/// bounded by `max_depth`; every pair is met in exactly one place.
+/// The run of node `n`.
+#[inline]
+fn run<T>(tree: &QuadTree<T>, n: u32) -> &[Entry] {
+    let node = &tree.nodes[n as usize];
+    &tree.entries[node.start as usize..(node.start + node.len) as usize]
+}
+
+struct PairFinder<'t, T, E> {
+    tree: &'t QuadTree<T>,
+    emit: &'t mut E,
+    near_a: [Entry; FILTER],
+    near_b: [Entry; FILTER],
+}
+
+impl<T, E: FnMut(&Entry, &Entry)> PairFinder<'_, T, E> {
+    /// Every pair with both items in the subtree of `n`.
+    fn within_subtree(&mut self, n: u32) {
+        let tree = self.tree;
+        let node = &tree.nodes[n as usize];
+        sweep_within(run(tree, n), self.emit);
+        if node.is_leaf() {
+            return;
+        }
+        let first = node.children;
+        if node.len > 0 {
+            for q in 0..4 {
+                self.run_vs_subtree(n, first + q);
+            }
+        }
+        for q in 0..4 {
+            self.within_subtree(first + q);
+        }
+        for i in 0..4 {
+            for j in i + 1..4 {
+                self.subtree_vs_subtree(first + i, first + j);
+            }
+        }
+    }
+
+    /// Every pair of an item in node `a`'s own run with an item in the
+    /// subtree of `b` (which is not `a`'s ancestor).
+    fn run_vs_subtree(&mut self, a: u32, b: u32) {
+        let tree = self.tree;
+        let (na, nb) = (&tree.nodes[a as usize], &tree.nodes[b as usize]);
+        if !nb.subtree_bounds().intersects(&na.tight) {
+            return;
+        }
+        if nb.len > 0 && nb.tight.intersects(&na.tight) {
+            self.runs(a, b);
+        }
+        if !nb.is_leaf() {
+            for q in 0..4 {
+                self.run_vs_subtree(a, nb.children + q);
+            }
+        }
+    }
+
+    /// Every pair of an item in the subtree of `a` with an item in the
+    /// subtree of `b`, two disjoint subtrees.
+    fn subtree_vs_subtree(&mut self, a: u32, b: u32) {
+        let tree = self.tree;
+        let (na, nb) = (&tree.nodes[a as usize], &tree.nodes[b as usize]);
+        if !na.subtree_bounds().intersects(&nb.subtree_bounds()) {
+            return;
+        }
+        if na.len > 0 {
+            self.run_vs_subtree(a, b);
+        }
+        if na.is_leaf() {
+            return;
+        }
+        if nb.len > 0 {
+            for q in 0..4 {
+                self.run_vs_subtree(b, na.children + q);
+            }
+        }
+        if !nb.is_leaf() {
+            for i in 0..4 {
+                for j in 0..4 {
+                    self.subtree_vs_subtree(na.children + i, nb.children + j);
+                }
+            }
+        }
+    }
+
+    /// Every intersecting pair between the runs of nodes `a` and `b`: only
+    /// entries that reach the other run's bounds can pair, so both runs are
+    /// filtered first when that fits on the stack.
+    fn runs(&mut self, a: u32, b: u32) {
+        let tree = self.tree;
+        let (ta, tb) = (tree.nodes[a as usize].tight, tree.nodes[b as usize].tight);
+        let (ra, rb) = (run(tree, a), run(tree, b));
+        let Some(fa) = filter(ra, &tb, &mut self.near_a) else {
+            sweep_between(ra, rb, self.emit);
+            return;
+        };
+        if fa.is_empty() {
+            return;
+        }
+        match filter(rb, &ta, &mut self.near_b) {
+            Some(fb) => sweep_between(fa, fb, self.emit),
+            None => sweep_between(ra, rb, self.emit),
+        }
+    }
+}
 
 impl<T> QuadTree<T> {
     /// Calls `f(a, b)` once for every pair of items whose boxes intersect
     /// (touching counts), with `a < b`. No item is paired with itself.
     ///
-    /// Each item is stored in exactly one node. A pair whose items sit in
-    /// different nodes is found from the node later in the order
-    /// (shallower first, then by index), by visiting the earlier nodes whose
-    /// loose bounds meet its own; a pair in one node is found there. So no
-    /// pair is reported twice and no hash set is needed. Allocates nothing.
+    /// Each item is stored in exactly one node, whose run of items is kept
+    /// sorted by `min.x`. Pairs within a node are found by sweeping its run;
+    /// pairs between two nodes by sweeping the two runs together, for each
+    /// pair of nodes whose bounds meet, met once by a walk over the tree
+    /// that pairs each node with the subtrees below it and each subtree with
+    /// its siblings. So no pair is reported twice, no hash set is needed,
+    /// and nothing is allocated.
     ///
     /// ```
     /// use quadrat::{Aabb, QuadTree};
@@ -24,70 +213,18 @@ impl<T> QuadTree<T> {
     /// assert_eq!(found, vec![(a, b)]);
     /// ```
     pub fn for_each_pair(&self, mut f: impl FnMut(Key, Key)) {
-        let mut emit = |pa: usize, pb: usize| {
-            let (ka, kb) = (self.key_of_entry(pa), self.key_of_entry(pb));
+        let slab = &self.slab;
+        let mut emit = |a: &Entry, b: &Entry| {
+            let (ka, kb) = (slab.key_at(a.owner as usize), slab.key_at(b.owner as usize));
             if ka < kb { f(ka, kb) } else { f(kb, ka) }
         };
-        let mut walk = NodeStack::with_root();
-        while let Some(n) = walk.pop() {
-            let node = &self.nodes[n as usize];
-            if !node.is_leaf() {
-                for q in 0..4 {
-                    walk.push(node.children + q);
-                }
-            }
-            if node.len == 0 {
-                continue;
-            }
-            let (start, end) = (node.start as usize, (node.start + node.len) as usize);
-            let own = &self.boxes[start..end];
-            // Pairs within the node.
-            for i in 0..own.len() {
-                let a = own[i];
-                for (j, b) in own.iter().enumerate().skip(i + 1) {
-                    if a.intersects(b) {
-                        emit(start + i, start + j);
-                    }
-                }
-            }
-            if n == 0 {
-                continue;
-            }
-            // Pairs with items of earlier nodes whose loose bounds meet ours.
-            let reach = node.loose;
-            let depth = node.depth;
-            let mut others = NodeStack::with_root();
-            while let Some(m) = others.pop() {
-                let other = &self.nodes[m as usize];
-                if other.depth < depth {
-                    if !other.is_leaf() {
-                        for q in 0..4 {
-                            let c = other.children + q;
-                            let child = &self.nodes[c as usize];
-                            if child.loose.intersects(&reach) && (child.depth < depth || c < n) {
-                                others.push(c);
-                            }
-                        }
-                    }
-                } else if m >= n {
-                    continue;
-                }
-                let o_start = other.start as usize;
-                for (j, b) in self.boxes[o_start..o_start + other.len as usize]
-                    .iter()
-                    .enumerate()
-                {
-                    if !b.intersects(&reach) {
-                        continue;
-                    }
-                    for (i, a) in own.iter().enumerate() {
-                        if a.intersects(b) {
-                            emit(start + i, o_start + j);
-                        }
-                    }
-                }
-            }
-        }
+        let mut finder = PairFinder {
+            tree: self,
+            emit: &mut emit,
+            near_a: [Entry::VACANT; FILTER],
+            near_b: [Entry::VACANT; FILTER],
+        };
+        finder.within_subtree(0);
     }
 
     /// Every intersecting pair `(a, b)` with `a < b`, each exactly once,

@@ -116,7 +116,7 @@ impl<'a, T, R: Region> Query<'a, T, R> {
             while self.next < self.end {
                 let p = self.next as usize;
                 self.next += 1;
-                if self.region.intersects_aabb(&tree.boxes[p]) {
+                if self.region.intersects_aabb(&tree.entries[p].aabb) {
                     return Some(p);
                 }
             }
@@ -146,7 +146,7 @@ impl<'a, T, R: Region> Iterator for Query<'a, T, R> {
     fn next(&mut self) -> Option<(Key, &'a T)> {
         let p = self.next_entry()?;
         let tree = self.tree;
-        let idx = tree.owners[p] as usize;
+        let idx = tree.entries[p].owner as usize;
         let slot = &tree.slab.slots[idx];
         Some((tree.slab.key_at(idx), slot.value.as_ref()?))
     }

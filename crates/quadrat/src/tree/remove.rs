@@ -36,7 +36,7 @@ impl<T> QuadTree<T> {
     pub(crate) fn detach(&mut self, owner: u32) {
         let slot = &self.slab.slots[owner as usize];
         let (target, pos) = (slot.node, slot.pos);
-        let b = self.boxes[pos as usize];
+        let b = self.entries[pos as usize].aabb;
         let c = b.center();
         let mut collapse_at = None;
         let mut n = 0u32;
@@ -72,8 +72,8 @@ impl<T> QuadTree<T> {
             let node = &self.nodes[d as usize];
             let (start, len, kids) = (node.start, node.len, node.children);
             for pos in start..start + len {
-                let (b, owner) = (self.boxes[pos as usize], self.owners[pos as usize]);
-                self.push_entry(n, b, owner);
+                let e = self.entries[pos as usize];
+                self.append_entry(n, e);
             }
             self.release_run(d);
             if kids != super::NONE {
@@ -84,5 +84,6 @@ impl<T> QuadTree<T> {
             }
         }
         self.free_children(first);
+        self.sort_run(n);
     }
 }

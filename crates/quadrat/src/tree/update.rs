@@ -56,10 +56,13 @@ impl<T> QuadTree<T> {
         if self.stays_in(n, &aabb) {
             let node = &self.nodes[n as usize];
             if node.is_leaf() {
-                let old = self.boxes[pos as usize];
+                let old = self.entries[pos as usize].aabb;
                 let was = self.leaf_wants_deeper(n, &old);
                 let now = self.leaf_wants_deeper(n, &aabb);
-                self.boxes[pos as usize] = aabb;
+                self.entries[pos as usize].aabb = aabb;
+                let node = &mut self.nodes[n as usize];
+                node.tight = node.tight.union(&aabb);
+                self.resort_entry(n, pos);
                 if was != now {
                     let node = &mut self.nodes[n as usize];
                     if now {
@@ -70,7 +73,10 @@ impl<T> QuadTree<T> {
                     }
                 }
             } else {
-                self.boxes[pos as usize] = aabb;
+                self.entries[pos as usize].aabb = aabb;
+                let node = &mut self.nodes[n as usize];
+                node.tight = node.tight.union(&aabb);
+                self.resort_entry(n, pos);
             }
         } else {
             self.detach(owner);

@@ -42,7 +42,7 @@ impl<T> QuadTree<T> {
             if node.depth > self.config.max_depth {
                 return fail(format!("node {n} at depth {} > max_depth", node.depth));
             }
-            if node.len > node.cap || (node.start + node.cap) as usize > self.boxes.len() {
+            if node.len > node.cap || (node.start + node.cap) as usize > self.entries.len() {
                 return fail(format!("node {n} run out of bounds"));
             }
             if node.cap > 0 {
@@ -57,6 +57,9 @@ impl<T> QuadTree<T> {
                 for q in 0..4 {
                     let c = &self.nodes[(first + q) as usize];
                     let (cell, loose) = node.child_geometry(q as usize);
+                    if !node.inner.contains(&loose) {
+                        return fail(format!("inner bounds of node {n} miss child {q}"));
+                    }
                     if c.cell != cell || c.loose != loose {
                         return fail(format!("child {q} of node {n} has wrong geometry"));
                     }
@@ -68,7 +71,7 @@ impl<T> QuadTree<T> {
             }
             for pos in node.start..node.start + node.len {
                 seen_items += 1;
-                let owner = self.owners[pos as usize];
+                let owner = self.entries[pos as usize].owner;
                 let Some(slot) = self.slab.slots.get(owner as usize) else {
                     return fail(format!("entry {pos} has bad owner {owner}"));
                 };
@@ -77,7 +80,15 @@ impl<T> QuadTree<T> {
                         "slot {owner} does not point back at entry {pos} of node {n}"
                     ));
                 }
-                let b = self.boxes[pos as usize];
+                let b = self.entries[pos as usize].aabb;
+                if !node.tight.contains(&b) {
+                    return fail(format!("tight bounds of node {n} miss entry {pos}"));
+                }
+                if pos > node.start && self.entries[pos as usize - 1].aabb.min.x > b.min.x {
+                    return fail(format!(
+                        "run of node {n} is not sorted by min.x at entry {pos}"
+                    ));
+                }
                 if b.validate().is_err() {
                     return fail(format!("entry {pos} holds an invalid box {b:?}"));
                 }
@@ -102,7 +113,7 @@ impl<T> QuadTree<T> {
             let expected = if node.is_leaf() {
                 let (s, e) = (node.start, node.start + node.len);
                 (s..e)
-                    .filter(|&p| self.leaf_wants_deeper(n, &self.boxes[p as usize]))
+                    .filter(|&p| self.leaf_wants_deeper(n, &self.entries[p as usize].aabb))
                     .count() as u32
             } else {
                 below[n as usize]
@@ -139,11 +150,11 @@ impl<T> QuadTree<T> {
         if runs.windows(2).any(|w| w[0].1 > w[1].0) {
             return fail("two node runs overlap".into());
         }
-        if reserved + self.garbage != self.boxes.len() || self.boxes.len() != self.owners.len() {
+        if reserved + self.garbage != self.entries.len() {
             return fail(format!(
                 "entries: {reserved} reserved + {} garbage != {}",
                 self.garbage,
-                self.boxes.len()
+                self.entries.len()
             ));
         }
         let mut free = self.free_blocks.clone();

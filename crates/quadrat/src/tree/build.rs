@@ -1,0 +1,258 @@
+//! Bulk building: many items at once, and rebuilding in place.
+
+use super::{Entry, Node, QuadTree, quadrant};
+use crate::error::Error;
+use crate::geom::Aabb;
+use crate::key::Key;
+
+/// Which part of a node's range an entry goes to while building: a
+/// quadrant `0..4`, or [`STAYS`] in the node itself.
+const STAYS: usize = 4;
+
+impl<T> QuadTree<T> {
+    /// Inserts many items at once and returns their keys, in order.
+    ///
+    /// When the batch is large compared with the tree, the whole tree is
+    /// rebuilt from scratch with one partition pass per level (see
+    /// [`rebuild`](QuadTree::rebuild)), which is much faster than inserting
+    /// one by one; otherwise the items are inserted one by one. The result
+    /// is the same tree either way.
+    ///
+    /// # Panics
+    /// When a box is invalid; the message names it. Nothing is inserted
+    /// then. [`try_insert_many`](QuadTree::try_insert_many) returns the
+    /// error instead.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, QuadTree};
+    /// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    /// let keys = tree.insert_many((0..1000).map(|i| {
+    ///     let x = (i % 100) as f32;
+    ///     (Aabb::new([x, x], [x + 0.5, x + 0.5]), i)
+    /// }));
+    /// assert_eq!(keys.len(), 1000);
+    /// assert_eq!(tree[keys[7]], 7);
+    /// ```
+    #[track_caller]
+    pub fn insert_many(&mut self, items: impl IntoIterator<Item = (Aabb, T)>) -> Vec<Key> {
+        match self.try_insert_many(items) {
+            Ok(keys) => keys,
+            Err(e) => panic!("quadrat: invalid box passed to QuadTree::insert_many: {e}"),
+        }
+    }
+
+    /// Inserts many items at once, or says why a box is refused; then
+    /// nothing is inserted (the values are dropped).
+    ///
+    /// ```
+    /// use quadrat::{Aabb, QuadTree};
+    /// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    /// let items = vec![
+    ///     (Aabb::new([1.0, 1.0], [2.0, 2.0]), 'a'),
+    ///     (Aabb::new([1.0, 1.0], [f32::NAN, 2.0]), 'b'),
+    /// ];
+    /// assert!(tree.try_insert_many(items).is_err());
+    /// assert!(tree.is_empty());
+    /// ```
+    pub fn try_insert_many(
+        &mut self,
+        items: impl IntoIterator<Item = (Aabb, T)>,
+    ) -> Result<Vec<Key>, Error> {
+        let items: Vec<(Aabb, T)> = items.into_iter().collect();
+        for (b, _) in &items {
+            b.validate()?;
+        }
+        let bulk = items.len() > 64 && items.len() >= self.len() / 2;
+        let mut keys = Vec::with_capacity(items.len());
+        if bulk {
+            self.pack();
+            self.entries.reserve(items.len());
+            for (b, v) in items {
+                let (key, idx) = self.slab.insert(v, 0, 0);
+                self.entries.push(Entry {
+                    aabb: b,
+                    owner: idx as u32,
+                });
+                keys.push(key);
+            }
+            self.build_all();
+        } else {
+            for (b, v) in items {
+                let (key, idx) = self.slab.insert(v, super::NONE, super::NONE);
+                self.attach(idx as u32, b);
+                keys.push(key);
+            }
+            self.maybe_compact();
+        }
+        Ok(keys)
+    }
+
+    /// Rebuilds the whole tree from its items' current boxes, reusing its
+    /// allocations: the nodes are made again top-down with one in-place
+    /// partition pass per level, and every node's items end up contiguous,
+    /// in depth-first order. Keys, values and boxes are unchanged, and so is
+    /// the tree's shape, which depends only on the items.
+    ///
+    /// Queries and pairs are fastest right after a rebuild. Starting from
+    /// the previous order, items that moved little are already nearly in
+    /// place, so a rebuild every frame after moving everything is cheap.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, QuadTree};
+    /// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    /// for i in 0..100 {
+    ///     tree.insert(Aabb::from_point([i as f32, (i * 7 % 100) as f32]), i);
+    /// }
+    /// let before: Vec<_> = tree.nodes().collect();
+    /// tree.rebuild();
+    /// assert_eq!(tree.nodes().collect::<Vec<_>>(), before);
+    /// ```
+    pub fn rebuild(&mut self) {
+        self.pack();
+        self.build_all();
+    }
+
+    /// Makes the entry array hold exactly the live entries, run after run in
+    /// depth-first order. Free when it already does (as after a build
+    /// followed by in-place updates); otherwise one gathering copy.
+    fn pack(&mut self) {
+        let mut packed = self.garbage == 0 && self.entries.len() == self.len();
+        let mut w = 0u32;
+        let mut stack = super::NodeStack::with_root();
+        while packed && let Some(n) = stack.pop() {
+            let node = &self.nodes[n as usize];
+            packed = node.start == w || node.len == 0;
+            w += node.len;
+            if !node.is_leaf() {
+                for q in (0..4).rev() {
+                    stack.push(node.children + q);
+                }
+            }
+        }
+        if packed {
+            return;
+        }
+        let mut entries = Vec::with_capacity(self.len());
+        let mut stack = super::NodeStack::with_root();
+        while let Some(n) = stack.pop() {
+            let node = &self.nodes[n as usize];
+            let (start, len) = (node.start as usize, node.len as usize);
+            entries.extend_from_slice(&self.entries[start..start + len]);
+            if !node.is_leaf() {
+                for q in (0..4).rev() {
+                    stack.push(node.children + q);
+                }
+            }
+        }
+        self.entries = entries;
+        self.garbage = 0;
+    }
+
+    /// Builds the nodes afresh over the whole (packed) entry array.
+    fn build_all(&mut self) {
+        self.nodes.truncate(1);
+        self.free_blocks.clear();
+        self.nodes[0] = Node::root(self.world);
+        self.garbage = 0;
+        self.build_node(0, 0, self.entries.len());
+    }
+
+    /// Makes node `n` from the entries in `lo..hi`: a leaf holding them all
+    /// when no more than `max_items` would move into a child (or at
+    /// `max_depth`), else partitions them into its own items and its four
+    /// quadrants' and recurses. Recursion depth is bounded by `max_depth`.
+    fn build_node(&mut self, n: u32, lo: usize, hi: usize) {
+        let node = &self.nodes[n as usize];
+        let at_max = node.depth >= self.config.max_depth;
+        let cell = node.cell;
+        let kids: [Aabb; 4] = core::array::from_fn(|q| node.child_geometry(q).1);
+        let category = |e: &Entry| {
+            let q = quadrant(&cell, e.aabb.center());
+            if kids[q].contains(&e.aabb) { q } else { STAYS }
+        };
+        let mut counts = [0usize; 5];
+        if !at_max {
+            for e in &self.entries[lo..hi] {
+                counts[category(e)] += 1;
+            }
+        }
+        let load = (hi - lo) - counts[STAYS];
+        if at_max || load <= self.config.max_items {
+            let node = &mut self.nodes[n as usize];
+            node.start = lo as u32;
+            node.len = (hi - lo) as u32;
+            node.cap = node.len;
+            node.load = if at_max { 0 } else { load as u32 };
+            self.sort_run(n);
+            return;
+        }
+        // Partition in place (American flag sort) into
+        // [stays | q0 | q1 | q2 | q3].
+        let order = [STAYS, 0, 1, 2, 3];
+        let mut begin = [0usize; 5];
+        let mut at = lo;
+        for &c in &order {
+            begin[c] = at;
+            at += counts[c];
+        }
+        let end: [usize; 5] = core::array::from_fn(|c| begin[c] + counts[c]);
+        let mut next = begin;
+        for &c in &order {
+            while next[c] < end[c] {
+                let mut e = self.entries[next[c]];
+                let mut ec = category(&e);
+                while ec != c {
+                    core::mem::swap(&mut e, &mut self.entries[next[ec]]);
+                    next[ec] += 1;
+                    ec = category(&e);
+                }
+                self.entries[next[c]] = e;
+                next[c] += 1;
+            }
+        }
+        let node = &mut self.nodes[n as usize];
+        node.start = lo as u32;
+        node.len = counts[STAYS] as u32;
+        node.cap = node.len;
+        node.load = load as u32;
+        self.sort_run(n);
+        let first = self.alloc_children(n);
+        for q in 0..4 {
+            self.build_node(first + q as u32, begin[q], end[q]);
+        }
+    }
+}
+
+impl<T> FromIterator<(Aabb, T)> for QuadTree<T> {
+    /// Builds a tree whose world is the bounding box of the items, with the
+    /// default [`Config`](crate::Config). Keys are handed out in order, so
+    /// `tree.keys()` lists them as the items came.
+    ///
+    /// # Panics
+    /// When a box is invalid.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, QuadTree};
+    /// let tree: QuadTree<usize> = (0..100)
+    ///     .map(|i| (Aabb::from_point([i as f32, 0.0]), i))
+    ///     .collect();
+    /// assert_eq!(tree.len(), 100);
+    /// assert_eq!(tree.world(), Aabb::new([0.0, 0.0], [99.0, 0.0]));
+    /// ```
+    fn from_iter<I: IntoIterator<Item = (Aabb, T)>>(iter: I) -> QuadTree<T> {
+        let items: Vec<(Aabb, T)> = iter.into_iter().collect();
+        for (b, _) in &items {
+            if let Err(e) = b.validate() {
+                panic!("quadrat: invalid box passed to QuadTree::from_iter: {e}");
+            }
+        }
+        let world = items
+            .iter()
+            .map(|(b, _)| *b)
+            .reduce(|a, b| a.union(&b))
+            .unwrap_or_default();
+        let mut tree = QuadTree::new(world);
+        tree.insert_many(items);
+        tree
+    }
+}
