@@ -424,7 +424,23 @@ impl Aabb {
     /// let err = Aabb::new([2.0, 0.0], [1.0, 1.0]).validate().unwrap_err();
     /// assert_eq!(err.to_string(), "min.x (2) is greater than max.x (1)");
     /// ```
+    #[inline]
     pub fn validate(&self) -> Result<(), Error> {
+        // Fast path: `x - x == 0` holds exactly for finite `x`.
+        let finite = (self.min.x - self.min.x)
+            + (self.min.y - self.min.y)
+            + (self.max.x - self.max.x)
+            + (self.max.y - self.max.y)
+            == 0.0;
+        if finite && self.min.x <= self.max.x && self.min.y <= self.max.y {
+            return Ok(());
+        }
+        self.explain_invalid()
+    }
+
+    /// The slow path of [`Aabb::validate`]: which field is wrong.
+    #[cold]
+    fn explain_invalid(&self) -> Result<(), Error> {
         let fields = [
             ("min.x", self.min.x),
             ("min.y", self.min.y),

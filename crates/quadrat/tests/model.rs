@@ -45,6 +45,8 @@ enum Op {
     Clear,
     Rebuild,
     InsertMany(Vec<Aabb>),
+    /// Move every item: by a step, or (every seventh) to another box.
+    UpdateAll(f32, f32, Vec<Aabb>),
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -57,6 +59,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => Just(Op::Clear),
         1 => Just(Op::Rebuild),
         1 => prop::collection::vec(aabb(), 0..150).prop_map(Op::InsertMany),
+        1 => (-3.0f32..3.0, -3.0f32..3.0, prop::collection::vec(aabb(), 1..8))
+            .prop_map(|(dx, dy, jumps)| Op::UpdateAll(dx, dy, jumps)),
     ]
 }
 
@@ -208,6 +212,19 @@ fn run(config: Config, ops: Vec<(Op, Probe)>) -> Result<(), TestCaseError> {
                 model.live[i].1 = b;
             }
             Op::Rebuild => tree.rebuild(),
+            Op::UpdateAll(dx, dy, jumps) => {
+                let new_box = |v: u32, b: Aabb| {
+                    if v % 7 == 0 {
+                        jumps[v as usize % jumps.len()]
+                    } else {
+                        b.translate([dx, dy])
+                    }
+                };
+                tree.update_all(|_, &v, b| new_box(v, b));
+                for e in &mut model.live {
+                    e.1 = new_box(e.2, e.1);
+                }
+            }
             Op::InsertMany(boxes) => {
                 let values: Vec<u32> = (next_value..next_value + boxes.len() as u32).collect();
                 next_value += boxes.len() as u32;

@@ -66,7 +66,7 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Config {
         Config {
-            max_items: 8,
+            max_items: 32,
             max_depth: 16,
         }
     }
@@ -106,8 +106,9 @@ impl Config {
 /// A read-only view of one node, for drawing and inspecting the tree.
 ///
 /// ```
-/// use quadrat::{Aabb, QuadTree};
-/// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [16.0, 16.0]));
+/// use quadrat::{Aabb, Config, QuadTree};
+/// let config = Config { max_items: 4, ..Config::default() };
+/// let mut tree = QuadTree::with_config(Aabb::new([0.0, 0.0], [16.0, 16.0]), config);
 /// for i in 0..20 {
 ///     let p = i as f32 * 0.7;
 ///     tree.insert(Aabb::new([p, p], [p + 0.1, p + 0.1]), i);
@@ -405,6 +406,10 @@ pub struct QuadTree<T> {
     /// Entries reserved by no live node's run (left behind by moved runs).
     pub(crate) garbage: usize,
     pub(crate) slab: Slab<T>,
+    /// Scratch kept between calls of `try_update_all`: items that leave their
+    /// node, and leaves that must split.
+    pub(crate) movers: Vec<(u32, Aabb)>,
+    pub(crate) splits: Vec<u32>,
 }
 
 impl<T> QuadTree<T> {
@@ -457,6 +462,8 @@ impl<T> QuadTree<T> {
             entries: Vec::new(),
             garbage: 0,
             slab: Slab::new(),
+            movers: Vec::new(),
+            splits: Vec::new(),
         })
     }
 
@@ -821,16 +828,45 @@ impl<T> QuadTree<T> {
         let node = &mut self.nodes[n as usize];
         node.len -= 1;
         let last = node.start + node.len;
+        let gone = self.entries[pos as usize].aabb;
         if pos != last {
             self.entries[pos as usize] = self.entries[last as usize];
             self.set_pos(pos as usize);
             self.resort_entry(n, pos);
         }
-        // Keep the bounds exact where that is cheap; large runs keep a
-        // conservative box.
-        if self.nodes[n as usize].len <= 64 {
+        // Keep the bounds exact where that is cheap: only a box on the
+        // boundary can shrink them, and large runs keep a conservative box.
+        let node = &self.nodes[n as usize];
+        let t = node.tight;
+        let on_edge = gone.min.x <= t.min.x
+            || gone.min.y <= t.min.y
+            || gone.max.x >= t.max.x
+            || gone.max.y >= t.max.y;
+        if on_edge && node.len <= 64 {
             self.refit(n);
         }
+    }
+
+    /// Restores the order of node `n`'s nearly sorted run by insertion
+    /// sort, recording new positions only for entries that moved, and
+    /// refits its bounds.
+    pub(crate) fn resort_run(&mut self, n: u32) {
+        let node = &self.nodes[n as usize];
+        let (start, end) = (node.start as usize, (node.start + node.len) as usize);
+        for i in start + 1..end {
+            let e = self.entries[i];
+            let mut p = i;
+            while p > start && self.entries[p - 1].aabb.min.x > e.aabb.min.x {
+                self.entries[p] = self.entries[p - 1];
+                self.set_pos(p);
+                p -= 1;
+            }
+            if p != i {
+                self.entries[p] = e;
+                self.set_pos(p);
+            }
+        }
+        self.refit(n);
     }
 
     /// Recomputes node `n`'s `tight` box from its run.
@@ -919,10 +955,16 @@ impl<T> QuadTree<T> {
     /// Re-packs the entry array in depth-first node order when more than
     /// half of it is garbage. Called between operations, never while an
     /// entry position is held.
+    #[inline]
     pub(crate) fn maybe_compact(&mut self) {
-        if self.garbage <= 64 || self.garbage * 2 <= self.entries.len() {
-            return;
+        if self.garbage > 64 && self.garbage * 2 > self.entries.len() {
+            self.compact();
         }
+    }
+
+    /// Re-packs the entry array (see [`QuadTree::maybe_compact`]).
+    #[cold]
+    fn compact(&mut self) {
         let live = self.entries.len() - self.garbage;
         let mut entries = Vec::with_capacity(live + live / 4 + 64);
         let mut stack = NodeStack::with_root();

@@ -40,6 +40,13 @@ pub trait Region {
     fn is_empty(&self) -> bool {
         false
     }
+
+    /// The largest `x` of any point of the region (or more). Each node's
+    /// items are sorted by `min.x`, so a query stops scanning a node at the
+    /// first item starting right of this. The default, infinity, never stops.
+    fn max_x(&self) -> f32 {
+        f32::INFINITY
+    }
 }
 
 impl Region for Aabb {
@@ -53,6 +60,10 @@ impl Region for Aabb {
     fn is_empty(&self) -> bool {
         !(self.min.x <= self.max.x && self.min.y <= self.max.y)
     }
+
+    fn max_x(&self) -> f32 {
+        self.max.x
+    }
 }
 
 impl Region for Circle {
@@ -60,12 +71,20 @@ impl Region for Circle {
     fn intersects_aabb(&self, b: &Aabb) -> bool {
         Circle::intersects_aabb(self, b)
     }
+
+    fn max_x(&self) -> f32 {
+        self.center.x + self.radius.max(0.0)
+    }
 }
 
 impl Region for Vec2 {
     #[inline]
     fn intersects_aabb(&self, b: &Aabb) -> bool {
         b.contains_point(*self)
+    }
+
+    fn max_x(&self) -> f32 {
+        self.x
     }
 }
 
@@ -77,6 +96,10 @@ impl<R: Region + ?Sized> Region for &R {
 
     fn is_empty(&self) -> bool {
         (**self).is_empty()
+    }
+
+    fn max_x(&self) -> f32 {
+        (**self).max_x()
     }
 }
 
@@ -90,6 +113,8 @@ pub struct Query<'a, T, R = Aabb> {
     stack: NodeStack,
     next: u32,
     end: u32,
+    /// The region's [`Region::max_x`], asked once.
+    max_x: f32,
 }
 
 impl<'a, T, R: Region> Query<'a, T, R> {
@@ -99,8 +124,10 @@ impl<'a, T, R: Region> Query<'a, T, R> {
         } else {
             NodeStack::with_root()
         };
+        let max_x = region.max_x();
         Query {
             tree,
+            max_x,
             region,
             stack,
             next: 0,
@@ -116,7 +143,13 @@ impl<'a, T, R: Region> Query<'a, T, R> {
             while self.next < self.end {
                 let p = self.next as usize;
                 self.next += 1;
-                if self.region.intersects_aabb(&tree.entries[p].aabb) {
+                let b = &tree.entries[p].aabb;
+                if b.min.x > self.max_x {
+                    // Sorted by `min.x`: nothing further in this run can hit.
+                    self.next = self.end;
+                    break;
+                }
+                if self.region.intersects_aabb(b) {
                     return Some(p);
                 }
             }
@@ -125,16 +158,18 @@ impl<'a, T, R: Region> Query<'a, T, R> {
             if !node.is_leaf() {
                 for q in 0..4 {
                     let child = node.children + q;
-                    if self
-                        .region
-                        .intersects_aabb(&tree.nodes[child as usize].loose)
-                    {
+                    let bounds = tree.nodes[child as usize].subtree_bounds();
+                    if self.region.intersects_aabb(&bounds) {
                         self.stack.push(child);
                     }
                 }
             }
-            self.next = node.start;
-            self.end = node.start + node.len;
+            // The root is always visited, so its far-away items are found;
+            // its `tight` box covers them too.
+            if node.len > 0 && self.region.intersects_aabb(&node.tight) {
+                self.next = node.start;
+                self.end = node.start + node.len;
+            }
         }
     }
 }

@@ -86,6 +86,126 @@ impl<T> QuadTree<T> {
         Ok(())
     }
 
+    /// Moves every item at once: `f(key, value, box)` returns each item's new
+    /// box. Visits the items in storage order (node by node), writes boxes
+    /// that stay in their node in place, re-sorts each node's run once, and
+    /// only then re-places the items that left their node. For a frame in
+    /// which everything moves a little, this is much cheaper than calling
+    /// [`update`](QuadTree::update) for each item.
+    ///
+    /// # Panics
+    /// When `f` returns an invalid box; the message names it. See
+    /// [`try_update_all`](QuadTree::try_update_all).
+    ///
+    /// ```
+    /// use quadrat::{Aabb, QuadTree, Vec2};
+    /// let mut velocity = vec![Vec2::new(1.0, 0.0); 100];
+    /// velocity[7] = Vec2::new(50.0, 50.0);
+    /// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    /// let keys = tree.insert_many((0..100).map(|i| {
+    ///     let p = Vec2::new((i % 10) as f32 * 9.0, (i / 10) as f32 * 9.0);
+    ///     (Aabb::from_center(p, [1.0, 1.0]), i)
+    /// }));
+    /// tree.update_all(|_, &i, b| b.translate(velocity[i]));
+    /// assert_eq!(tree.aabb(keys[7]).unwrap().center(), Vec2::new(113.0, 50.0)); // left the world: kept
+    /// ```
+    #[track_caller]
+    pub fn update_all(&mut self, f: impl FnMut(Key, &T, Aabb) -> Aabb) {
+        if let Err((key, e)) = self.try_update_all(f) {
+            panic!("quadrat: invalid box for {key:?} in QuadTree::update_all: {e}");
+        }
+    }
+
+    /// Like [`update_all`](QuadTree::update_all), but an invalid box does not
+    /// panic: that item keeps its old box, every other item moves, and the
+    /// first refusal is returned with the item's key. The tree stays valid.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, QuadTree};
+    /// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    /// let a = tree.insert(Aabb::new([1.0, 1.0], [2.0, 2.0]), 'a');
+    /// let b = tree.insert(Aabb::new([5.0, 5.0], [6.0, 6.0]), 'b');
+    /// let err = tree.try_update_all(|_, &v, bx| {
+    ///     if v == 'a' { Aabb::new([f32::NAN, 0.0], [1.0, 1.0]) } else { bx.translate([1.0, 0.0]) }
+    /// });
+    /// assert_eq!(err.unwrap_err().0, a);
+    /// assert_eq!(tree.aabb(a), Some(Aabb::new([1.0, 1.0], [2.0, 2.0])));
+    /// assert_eq!(tree.aabb(b), Some(Aabb::new([6.0, 5.0], [7.0, 6.0])));
+    /// ```
+    pub fn try_update_all(
+        &mut self,
+        mut f: impl FnMut(Key, &T, Aabb) -> Aabb,
+    ) -> Result<(), (Key, Error)> {
+        let mut refused = None;
+        let mut movers = core::mem::take(&mut self.movers);
+        let mut splits = core::mem::take(&mut self.splits);
+        movers.clear();
+        splits.clear();
+        let mut stack = super::NodeStack::with_root();
+        while let Some(n) = stack.pop() {
+            let node = &self.nodes[n as usize];
+            if !node.is_leaf() {
+                for q in (0..4).rev() {
+                    stack.push(node.children + q);
+                }
+            }
+            let (start, end) = (node.start as usize, (node.start + node.len) as usize);
+            if start == end {
+                continue;
+            }
+            let mut moved_in_place = false;
+            for p in start..end {
+                let e = self.entries[p];
+                let idx = e.owner as usize;
+                let slot = &self.slab.slots[idx];
+                let key = Key::new(e.owner, slot.generation);
+                let Some(value) = slot.value.as_ref() else {
+                    continue;
+                };
+                let b = f(key, value, e.aabb);
+                if let Err(err) = b.validate() {
+                    refused.get_or_insert((key, err));
+                    continue;
+                }
+                if self.stays_in(n, &b) {
+                    self.entries[p].aabb = b;
+                    moved_in_place = true;
+                } else {
+                    movers.push((e.owner, b));
+                }
+            }
+            if moved_in_place {
+                self.resort_run(n);
+                if self.nodes[n as usize].is_leaf() {
+                    let run = &self.entries[start..end];
+                    let load = run
+                        .iter()
+                        .filter(|e| self.leaf_wants_deeper(n, &e.aabb))
+                        .count();
+                    self.nodes[n as usize].load = load as u32;
+                    if load > self.config.max_items {
+                        splits.push(n);
+                    }
+                }
+            }
+        }
+        // Structure changes only now, with no node index held from above.
+        for &n in &splits {
+            self.split_if_needed(n);
+        }
+        for &(owner, b) in &movers {
+            self.detach(owner);
+            self.attach(owner, b);
+        }
+        self.movers = movers;
+        self.splits = splits;
+        self.maybe_compact();
+        match refused {
+            Some(r) => Err(r),
+            None => Ok(()),
+        }
+    }
+
     /// `true` when `b` would be stored in node `n`: its centre descends to
     /// `n`, `n`'s loose bounds (and so all its ancestors') contain it, and it
     /// does not fit the child of `n` it would descend into.
