@@ -426,12 +426,7 @@ impl Aabb {
     /// ```
     #[inline]
     pub fn validate(&self) -> Result<(), Error> {
-        // Fast path: `x - x == 0` holds exactly for finite `x`.
-        let finite = (self.min.x - self.min.x)
-            + (self.min.y - self.min.y)
-            + (self.max.x - self.max.x)
-            + (self.max.y - self.max.y)
-            == 0.0;
+        let finite = self.min.is_finite() && self.max.is_finite();
         if finite && self.min.x <= self.max.x && self.min.y <= self.max.y {
             return Ok(());
         }
