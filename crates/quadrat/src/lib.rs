@@ -12,6 +12,10 @@
 //!   exactly once.
 //! - [`Vec2`], [`Aabb`], [`Circle`], [`Ray`]: small `Copy` geometry types.
 //!   Boxes are **closed**: touching counts as intersecting.
+//! - [`Shape`] (circle, box, point, capsule) at a position: exact
+//!   [`contact`](Shape::contact) (normal and depth), [`intersects`](Shape::intersects),
+//!   point queries and ray casts — the narrow phase that runs on each pair
+//!   the tree finds.
 //! - [`scenario`]: seeded object layouts (uniform, clustered, mixed sizes)
 //!   shared by the tests, the benchmarks and the lab.
 //!
@@ -68,10 +72,13 @@
 mod error;
 mod geom;
 mod key;
+mod narrow;
 pub mod scenario;
+mod shape;
 mod tree;
 
 pub use crate::error::Error;
 pub use crate::geom::{Aabb, Circle, Ray, Vec2};
 pub use crate::key::Key;
+pub use crate::shape::{Contact, RayHit, Shape};
 pub use crate::tree::{Config, MAX_DEPTH, NodeView, QuadTree, Query, Region};
