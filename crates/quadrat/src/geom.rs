@@ -20,6 +20,7 @@ use crate::error::Error;
 /// assert_eq!(a + b, Vec2::new(2.0, 4.0));
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Vec2 {
     /// Horizontal coordinate.
     pub x: f32,
@@ -186,6 +187,7 @@ impl core::ops::SubAssign for Vec2 {
 /// assert!(a.contains_point([1.0, 0.5]));
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Aabb {
     /// The corner with the smallest coordinates.
     pub min: Vec2,
@@ -525,6 +527,7 @@ impl From<Aabb> for [f32; 4] {
 /// assert_eq!(c.aabb(), Aabb::new([-1.0, -1.0], [1.0, 1.0]));
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Circle {
     /// Centre of the disc.
     pub center: Vec2,
@@ -614,6 +617,7 @@ impl Circle {
 /// assert_eq!(r.at(5.0), quadrat::Vec2::new(3.0, 4.0));
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Ray {
     /// Where the ray starts.
     pub origin: Vec2,

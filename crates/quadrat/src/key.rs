@@ -15,6 +15,7 @@ use core::sync::atomic::{AtomicU32, Ordering};
 /// Keys order by slot index first, which makes orders that break ties by key
 /// deterministic for a given sequence of calls.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Key {
     idx: u32,
     generation: NonZeroU32,

@@ -66,10 +66,23 @@
 //! # tree.validate().unwrap();
 //! ```
 
+//! ## Features
+//!
+//! All off by default; the default build has no dependencies.
+//!
+//! | feature | adds |
+//! |---|---|
+//! | `parallel` | [`QuadTree::par_for_each_pair`] and [`QuadTree::par_pairs`] on rayon's thread pool |
+//! | `glam` | conversions between [`Vec2`] and `glam::Vec2` |
+//! | `mint` | conversions between [`Vec2`] and `mint::Point2` / `mint::Vector2` |
+//! | `serde` | `Serialize` / `Deserialize` for the geometry types, [`Shape`], [`Key`] and [`Config`] |
+
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_auto_cfg))]
 
 mod error;
+mod features;
 mod geom;
 mod key;
 mod narrow;

@@ -35,6 +35,7 @@ use crate::narrow::{self, Core, Segment};
 /// assert!(!ball.intersects([-0.5, 0.0], &wall, [1.25, 0.0]));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Shape {
     /// A closed disc centred on the position.
     Circle {
@@ -73,6 +74,7 @@ pub enum Shape {
 /// assert_eq!(c.point, Vec2::new(1.5, 0.0));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Contact {
     /// Unit vector from the first shape towards the second: moving the
     /// second shape by `normal * depth` (or the first by `-normal * depth`)
@@ -95,6 +97,7 @@ pub struct Contact {
 /// assert_eq!(hit, RayHit { dist: 4.0, normal: Vec2::new(-1.0, 0.0) });
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct RayHit {
     /// Euclidean distance from the ray's origin to the entry point; 0 when
     /// the origin is inside the shape.

@@ -8,6 +8,8 @@
 mod build;
 mod insert;
 mod pairs;
+#[cfg(feature = "parallel")]
+mod parallel;
 mod query;
 mod remove;
 mod update;
@@ -54,6 +56,7 @@ const STACK: usize = 3 * MAX_DEPTH as usize + 8;
 /// assert_eq!(tree.config().max_items, 4);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Config {
     /// Split threshold: a leaf splits when more than this many of its items
     /// would fit into a child. At least 1.

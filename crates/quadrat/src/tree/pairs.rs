@@ -13,7 +13,7 @@ fn overlap_y(a: &Aabb, b: &Aabb) -> bool {
 /// Reports every intersecting pair within one run sorted by `min.x`: each
 /// entry meets the entries after it until one starts right of its end.
 #[inline]
-fn sweep_within(run: &[Entry], emit: &mut impl FnMut(&Entry, &Entry)) {
+fn sweep_within<E: FnMut(&Entry, &Entry) + ?Sized>(run: &[Entry], emit: &mut E) {
     for (i, a) in run.iter().enumerate() {
         for b in &run[i + 1..] {
             if b.aabb.min.x > a.aabb.max.x {
@@ -31,7 +31,7 @@ fn sweep_within(run: &[Entry], emit: &mut impl FnMut(&Entry, &Entry)) {
 /// starts first meets the other run's entries that start before it ends.
 /// Each pair is met once, from the entry that starts first (ties: `a`'s).
 #[inline]
-fn sweep_between(a: &[Entry], b: &[Entry], emit: &mut impl FnMut(&Entry, &Entry)) {
+fn sweep_between<E: FnMut(&Entry, &Entry) + ?Sized>(a: &[Entry], b: &[Entry], emit: &mut E) {
     let (mut i, mut j) = (0, 0);
     while i < a.len() && j < b.len() {
         if a[i].aabb.min.x <= b[j].aabb.min.x {
@@ -61,7 +61,7 @@ fn sweep_between(a: &[Entry], b: &[Entry], emit: &mut impl FnMut(&Entry, &Entry)
 }
 
 /// How many entries of a run [`filter`] keeps on the stack.
-const FILTER: usize = 32;
+pub(crate) const FILTER: usize = 32;
 
 /// The entries of `run` (sorted) that meet `area`, copied in order into
 /// `buf`; `None` when more than `buf` holds.
@@ -91,28 +91,45 @@ fn run<T>(tree: &QuadTree<T>, n: u32) -> &[Entry] {
     &tree.entries[node.start as usize..(node.start + node.len) as usize]
 }
 
-struct PairFinder<'t, T, E> {
+pub(crate) struct PairFinder<'t, T, E: ?Sized> {
     tree: &'t QuadTree<T>,
     emit: &'t mut E,
     near_a: [Entry; FILTER],
     near_b: [Entry; FILTER],
 }
 
-impl<T, E: FnMut(&Entry, &Entry)> PairFinder<'_, T, E> {
-    /// Every pair with both items in the subtree of `n`.
-    fn within_subtree(&mut self, n: u32) {
+impl<'t, T, E: FnMut(&Entry, &Entry) + ?Sized> PairFinder<'t, T, E> {
+    pub(crate) fn new(tree: &'t QuadTree<T>, emit: &'t mut E) -> Self {
+        PairFinder {
+            tree,
+            emit,
+            near_a: [Entry::VACANT; FILTER],
+            near_b: [Entry::VACANT; FILTER],
+        }
+    }
+
+    /// Every pair with an item in node `n`'s own run and the other in its
+    /// run or below it.
+    pub(crate) fn own_run(&mut self, n: u32) {
         let tree = self.tree;
         let node = &tree.nodes[n as usize];
         sweep_within(run(tree, n), self.emit);
+        if node.len > 0 && !node.is_leaf() {
+            for q in 0..4 {
+                self.run_vs_subtree(n, node.children + q);
+            }
+        }
+    }
+
+    /// Every pair with both items in the subtree of `n`.
+    pub(crate) fn within_subtree(&mut self, n: u32) {
+        let tree = self.tree;
+        let node = &tree.nodes[n as usize];
+        self.own_run(n);
         if node.is_leaf() {
             return;
         }
         let first = node.children;
-        if node.len > 0 {
-            for q in 0..4 {
-                self.run_vs_subtree(n, first + q);
-            }
-        }
         for q in 0..4 {
             self.within_subtree(first + q);
         }
@@ -143,7 +160,7 @@ impl<T, E: FnMut(&Entry, &Entry)> PairFinder<'_, T, E> {
 
     /// Every pair of an item in the subtree of `a` with an item in the
     /// subtree of `b`, two disjoint subtrees.
-    fn subtree_vs_subtree(&mut self, a: u32, b: u32) {
+    pub(crate) fn subtree_vs_subtree(&mut self, a: u32, b: u32) {
         let tree = self.tree;
         let (na, nb) = (&tree.nodes[a as usize], &tree.nodes[b as usize]);
         if !na.subtree_bounds().intersects(&nb.subtree_bounds()) {
@@ -218,13 +235,7 @@ impl<T> QuadTree<T> {
             let (ka, kb) = (slab.key_at(a.owner as usize), slab.key_at(b.owner as usize));
             if ka < kb { f(ka, kb) } else { f(kb, ka) }
         };
-        let mut finder = PairFinder {
-            tree: self,
-            emit: &mut emit,
-            near_a: [Entry::VACANT; FILTER],
-            near_b: [Entry::VACANT; FILTER],
-        };
-        finder.within_subtree(0);
+        PairFinder::new(self, &mut emit).within_subtree(0);
     }
 
     /// Every intersecting pair `(a, b)` with `a < b`, each exactly once,

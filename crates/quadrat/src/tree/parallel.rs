@@ -1,0 +1,108 @@
+//! Pair finding on several threads (feature `parallel`).
+
+use super::QuadTree;
+use super::pairs::PairFinder;
+use crate::key::Key;
+use crate::tree::Entry;
+use std::sync::Mutex;
+
+/// Levels of the tree over which the walk is split into tasks: 4 children
+/// and 6 sibling pairs per level give hundreds of tasks, plenty to balance
+/// a few cores, while the work below stays sequential and allocation-free.
+const SPLIT_LEVELS: u8 = 3;
+
+/// What receives a pair of entries.
+type Emit<'e> = dyn FnMut(&Entry, &Entry) + 'e;
+
+/// One task of the walk: given an emitter, find some of the pairs.
+type Task<'t> = dyn Fn(&mut Emit<'_>) + Sync + 't;
+
+impl<T: Sync> QuadTree<T> {
+    /// Like [`for_each_pair`](QuadTree::for_each_pair), on rayon's thread
+    /// pool: `f(a, b)` is called once for every intersecting pair, with
+    /// `a < b`, from any of the pool's threads, in no particular order.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, QuadTree};
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    /// tree.insert_many((0..1000).map(|i| (Aabb::from_center([(i % 40) as f32 * 2.5, (i / 40) as f32 * 4.0], [1.5, 1.5]), i)));
+    /// let count = AtomicUsize::new(0);
+    /// tree.par_for_each_pair(|_, _| { count.fetch_add(1, Ordering::Relaxed); });
+    /// assert_eq!(count.into_inner(), tree.pairs().len());
+    /// ```
+    pub fn par_for_each_pair(&self, f: impl Fn(Key, Key) + Sync) {
+        self.par_walk(0, SPLIT_LEVELS, &|task: &Task<'_>| {
+            task(&mut |a: &Entry, b: &Entry| {
+                let (ka, kb) = self.keys_of(a, b);
+                f(ka, kb);
+            });
+        });
+    }
+
+    /// Every intersecting pair `(a, b)` with `a < b`, each exactly once,
+    /// sorted, found on rayon's thread pool. Each task collects into its own
+    /// `Vec`; the results are concatenated and sorted in parallel.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, QuadTree};
+    /// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    /// tree.insert_many((0..1000).map(|i| (Aabb::from_center([(i % 40) as f32 * 2.5, (i / 40) as f32 * 4.0], [1.5, 1.5]), i)));
+    /// assert_eq!(tree.par_pairs(), tree.pairs());
+    /// ```
+    #[must_use]
+    pub fn par_pairs(&self) -> Vec<(Key, Key)> {
+        use rayon::prelude::*;
+        let parts = Mutex::new(Vec::new());
+        self.par_walk(0, SPLIT_LEVELS, &|task: &Task<'_>| {
+            let mut found = Vec::new();
+            task(&mut |a: &Entry, b: &Entry| found.push(self.keys_of(a, b)));
+            if !found.is_empty() {
+                parts.lock().unwrap_or_else(|e| e.into_inner()).push(found);
+            }
+        });
+        let mut out = parts
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner())
+            .concat();
+        out.par_sort_unstable();
+        out
+    }
+
+    /// The keys of two entries, smaller first.
+    #[inline]
+    fn keys_of(&self, a: &Entry, b: &Entry) -> (Key, Key) {
+        let (ka, kb) = (
+            self.slab.key_at(a.owner as usize),
+            self.slab.key_at(b.owner as usize),
+        );
+        if ka < kb { (ka, kb) } else { (kb, ka) }
+    }
+
+    /// The pair walk of the subtree of `n` (see `PairFinder::within_subtree`),
+    /// split into tasks for `levels` more levels; `run` runs each task, on
+    /// whichever thread picks it up.
+    fn par_walk(&self, n: u32, levels: u8, run: &(dyn Fn(&Task<'_>) + Sync)) {
+        let node = &self.nodes[n as usize];
+        if levels == 0 || node.is_leaf() {
+            run(&|emit: &mut Emit<'_>| PairFinder::new(self, emit).within_subtree(n));
+            return;
+        }
+        let first = node.children;
+        rayon::scope(|s| {
+            s.spawn(move |_| run(&|emit: &mut Emit<'_>| PairFinder::new(self, emit).own_run(n)));
+            for q in 0..4 {
+                s.spawn(move |_| self.par_walk(first + q, levels - 1, run));
+            }
+            for i in 0..4 {
+                for j in i + 1..4 {
+                    s.spawn(move |_| {
+                        run(&|emit: &mut Emit<'_>| {
+                            PairFinder::new(self, emit).subtree_vs_subtree(first + i, first + j);
+                        });
+                    });
+                }
+            }
+        });
+    }
+}
