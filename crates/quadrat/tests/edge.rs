@@ -556,3 +556,59 @@ fn retain_and_iterators() {
     extended.extend((0..10).map(|i| (Aabb::from_point([i as f32, 0.0]), i)));
     assert_eq!(extended.len(), 10);
 }
+
+#[test]
+fn nearest_and_raycast_bad_input_and_edges() {
+    use quadrat::Ray;
+    let mut tree = QuadTree::new(world());
+    let a = tree.insert(Aabb::new([10.0, 10.0], [20.0, 20.0]), ());
+    let b = tree.insert(Aabb::new([10.0, 10.0], [20.0, 20.0]), ()); // duplicate box: a tie
+    let far = tree.insert(Aabb::new([500.0, 0.0], [501.0, 1.0]), ()); // outside the world
+    // k = 0, NaN or infinite point: nothing.
+    assert!(tree.nearest([0.0, 0.0], 0).is_empty());
+    assert!(tree.nearest([f32::NAN, 0.0], 3).is_empty());
+    assert!(tree.nearest([f32::INFINITY, 0.0], 3).is_empty());
+    // k larger than the tree: everything, ties by key.
+    assert_eq!(
+        tree.nearest([0.0, 15.0], 10),
+        vec![(a, 10.0), (b, 10.0), (far, 500.0)]
+    );
+    // Zero direction, NaN origin, NaN or negative max_dist: no hit.
+    assert_eq!(tree.raycast(Ray::new([0.0, 15.0], [0.0, 0.0]), 100.0), None);
+    assert_eq!(
+        tree.raycast(Ray::new([f32::NAN, 15.0], [1.0, 0.0]), 100.0),
+        None
+    );
+    assert_eq!(
+        tree.raycast(Ray::new([0.0, 15.0], [1.0, 0.0]), f32::NAN),
+        None
+    );
+    assert_eq!(tree.raycast(Ray::new([0.0, 15.0], [1.0, 0.0]), -1.0), None);
+    assert!(
+        tree.raycast_all(Ray::new([0.0, 15.0], [0.0, 0.0]), 100.0)
+            .is_empty()
+    );
+    // A ray grazing an edge hits (closed boxes); the tie goes to the smaller key.
+    assert_eq!(
+        tree.raycast(Ray::new([0.0, 10.0], [1.0, 0.0]), 100.0),
+        Some((a, 10.0))
+    );
+    // Starting inside: distance 0. Reaching exactly max_dist: a hit.
+    assert_eq!(
+        tree.raycast(Ray::new([15.0, 15.0], [0.0, 1.0]), 1.0),
+        Some((a, 0.0))
+    );
+    assert_eq!(
+        tree.raycast(Ray::new([0.0, 15.0], [1.0, 0.0]), 10.0),
+        Some((a, 10.0))
+    );
+    // Direction length does not change distances; far objects are found.
+    assert_eq!(
+        tree.raycast(Ray::new([0.0, 0.5], [250.0, 0.0]), 1000.0),
+        Some((far, 500.0))
+    );
+    assert_eq!(
+        tree.raycast_all(Ray::new([0.0, 15.0], [1.0, 0.0]), 1000.0),
+        vec![(a, 10.0), (b, 10.0)]
+    );
+}

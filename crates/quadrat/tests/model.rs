@@ -3,7 +3,7 @@
 //! invariants hold and every answer matches the model's exactly.
 
 use proptest::prelude::*;
-use quadrat::{Aabb, Circle, Config, Key, QuadTree, Vec2};
+use quadrat::{Aabb, Circle, Config, Key, QuadTree, Ray, Vec2};
 
 const WORLD: Aabb = Aabb {
     min: Vec2 { x: 0.0, y: 0.0 },
@@ -69,16 +69,41 @@ struct Probe {
     area: Aabb,
     circle: Circle,
     point: Vec2,
+    k: usize,
+    ray: Ray,
+    max_dist: f32,
 }
 
 fn probe() -> impl Strategy<Value = Probe> {
-    (aabb(), coord(), coord(), size(), coord(), coord()).prop_map(|(area, cx, cy, r, px, py)| {
-        Probe {
-            area,
-            circle: Circle::new([cx, cy], r),
-            point: Vec2::new(px, py),
-        }
-    })
+    (
+        (aabb(), coord(), coord(), size(), coord(), coord()),
+        (
+            0usize..12,
+            coord(),
+            coord(),
+            -1.0f32..1.0,
+            -1.0f32..1.0,
+            prop_oneof![Just(f32::INFINITY), 0.0f32..300.0],
+        ),
+    )
+        .prop_map(
+            |((area, cx, cy, r, px, py), (k, ox, oy, dx, dy, max_dist))| Probe {
+                area,
+                circle: Circle::new([cx, cy], r),
+                point: Vec2::new(px, py),
+                k,
+                // Axis-aligned rays now and then: they graze edges exactly.
+                ray: Ray::new(
+                    [ox, oy],
+                    if k % 3 == 0 {
+                        [dx.signum(), 0.0]
+                    } else {
+                        [dx, dy]
+                    },
+                ),
+                max_dist,
+            },
+        )
 }
 
 fn config() -> impl Strategy<Value = Config> {
@@ -167,6 +192,29 @@ fn check(tree: &QuadTree<u32>, model: &Model, probe: &Probe) -> Result<(), TestC
     for &(k, b, _) in model.live.iter().take(8) {
         prop_assert!(tree.query(b).any(|(kk, _)| kk == k));
     }
+    // Nearest: all items sorted by (box distance, key), the first k.
+    let mut by_dist: Vec<(Key, f32)> = model
+        .live
+        .iter()
+        .map(|e| (e.0, e.1.distance_to_point(p)))
+        .collect();
+    by_dist.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+    by_dist.truncate(probe.k);
+    prop_assert_eq!(tree.nearest(p, probe.k), by_dist);
+    // Ray casts: every box hit, sorted by (distance, key); the first of them.
+    let ray = probe.ray;
+    let mut hits: Vec<(Key, f32)> = if ray.validate().is_ok() {
+        model
+            .live
+            .iter()
+            .filter_map(|e| ray.intersect_aabb(&e.1, probe.max_dist).map(|d| (e.0, d)))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    hits.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+    prop_assert_eq!(tree.raycast(ray, probe.max_dist), hits.first().copied());
+    prop_assert_eq!(tree.raycast_all(ray, probe.max_dist), hits);
     let pairs = tree.pairs();
     let mut raw = Vec::new();
     tree.for_each_pair(|a, b| raw.push((a, b)));
@@ -336,6 +384,9 @@ fn large_random_sequences_match_brute_force() {
                     area: Aabb::from_center([c, 1000.0 - c], [60.0, 30.0]),
                     circle: Circle::new([1000.0 - c, c], 45.0),
                     point: model.live[0].1.center(),
+                    k: (step % 17) as usize,
+                    ray: Ray::new([c, 0.0], [0.3, 1.0]),
+                    max_dist: 700.0,
                 };
                 check(&tree, &model, &probe).unwrap();
             }

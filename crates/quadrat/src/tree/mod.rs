@@ -7,10 +7,12 @@
 
 mod build;
 mod insert;
+mod nearest;
 mod pairs;
 #[cfg(feature = "parallel")]
 mod parallel;
 mod query;
+mod raycast;
 mod remove;
 mod update;
 mod validate;
@@ -42,7 +44,7 @@ pub const MAX_DEPTH: u8 = 24;
 
 /// Capacity of the fixed traversal stacks: a depth-first walk keeps at most
 /// three pending siblings per level plus the four children just pushed.
-const STACK: usize = 3 * MAX_DEPTH as usize + 8;
+pub(crate) const STACK: usize = 3 * MAX_DEPTH as usize + 8;
 
 /// Tuning knobs of a [`QuadTree`].
 ///

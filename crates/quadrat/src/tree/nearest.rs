@@ -1,0 +1,146 @@
+//! The k nearest items to a point.
+
+use super::{QuadTree, STACK};
+use crate::geom::{Aabb, Vec2};
+use crate::key::Key;
+use std::collections::BinaryHeap;
+
+/// A candidate result, ordered by distance, then key (the heap's top is the
+/// worst of the best `k` so far).
+#[derive(Clone, Copy, PartialEq)]
+struct Found(f32, Key);
+
+impl Eq for Found {}
+
+impl PartialOrd for Found {
+    fn partial_cmp(&self, other: &Found) -> Option<core::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Found {
+    fn cmp(&self, other: &Found) -> core::cmp::Ordering {
+        self.0.total_cmp(&other.0).then(self.1.cmp(&other.1))
+    }
+}
+
+impl<T> QuadTree<T> {
+    /// The `k` items whose boxes are closest to `p`, as `(key, distance)`
+    /// in ascending Euclidean distance from `p` to the box (0 when `p` is
+    /// inside or on the edge), ties broken by key so the order is
+    /// deterministic. Fewer than `k` when the tree holds fewer items; empty
+    /// for `k = 0` or a non-finite `p`.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, QuadTree};
+    /// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    /// let a = tree.insert(Aabb::new([10.0, 10.0], [20.0, 20.0]), ());
+    /// let b = tree.insert(Aabb::new([50.0, 10.0], [60.0, 20.0]), ());
+    /// tree.insert(Aabb::new([90.0, 90.0], [95.0, 95.0]), ());
+    /// assert_eq!(tree.nearest([25.0, 15.0], 2), vec![(a, 5.0), (b, 25.0)]);
+    /// assert_eq!(tree.nearest([15.0, 15.0], 1), vec![(a, 0.0)]); // inside
+    /// ```
+    #[must_use]
+    pub fn nearest(&self, p: impl Into<Vec2>, k: usize) -> Vec<(Key, f32)> {
+        let p = p.into();
+        self.nearest_with(p, k, |_, _, b| Some(b.distance_to_point(p)))
+    }
+
+    /// The `k` nearest items by a distance of your own, such as the exact
+    /// distance to the shape inside each box: `dist(key, value, box)` returns
+    /// an item's distance from `p`, or `None` to skip the item (a layer
+    /// filter, say). It must never be less than the distance from `p` to the
+    /// item's box, which is what lets whole subtrees be skipped. Results as
+    /// for [`nearest`](QuadTree::nearest).
+    ///
+    /// ```
+    /// use quadrat::{Aabb, Circle, QuadTree};
+    /// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    /// let disc = |c: Circle| (c.aabb(), c);
+    /// let (b1, c1) = disc(Circle::new([10.0, 10.0], 5.0));
+    /// let (b2, c2) = disc(Circle::new([22.0, 15.5], 5.0));
+    /// let k1 = tree.insert(b1, c1);
+    /// let k2 = tree.insert(b2, c2);
+    /// // The corner of the first disc's box is nearer, but the second disc is.
+    /// let p = [15.5, 15.5];
+    /// let exact = |_, c: &Circle, _| Some(((c.center - p.into()).length() - c.radius).max(0.0));
+    /// assert_eq!(tree.nearest(p, 1)[0].0, k1);
+    /// assert_eq!(tree.nearest_with(p, 1, exact)[0].0, k2);
+    /// ```
+    pub fn nearest_with(
+        &self,
+        p: impl Into<Vec2>,
+        k: usize,
+        mut dist: impl FnMut(Key, &T, Aabb) -> Option<f32>,
+    ) -> Vec<(Key, f32)> {
+        let p = p.into();
+        let k = k.min(self.len());
+        if k == 0 || !p.is_finite() {
+            return Vec::new();
+        }
+        let mut best: BinaryHeap<Found> = BinaryHeap::with_capacity(k + 1);
+        let worst = |best: &BinaryHeap<Found>| {
+            if best.len() < k {
+                f32::INFINITY
+            } else {
+                best.peek().map_or(f32::INFINITY, |f| f.0)
+            }
+        };
+        let mut stack = [(0u32, 0f32); STACK];
+        let mut top = 1;
+        while top > 0 {
+            top -= 1;
+            let (n, bound) = stack[top];
+            if bound > worst(&best) {
+                continue;
+            }
+            let node = &self.nodes[n as usize];
+            if node.len > 0 && node.tight.distance_to_point(p) <= worst(&best) {
+                for e in &self.entries[node.start as usize..(node.start + node.len) as usize] {
+                    if e.aabb.distance_to_point(p) > worst(&best) {
+                        continue;
+                    }
+                    let idx = e.owner as usize;
+                    let key = self.slab.key_at(idx);
+                    let Some(value) = self.slab.slots[idx].value.as_ref() else {
+                        continue;
+                    };
+                    let Some(d) = dist(key, value, e.aabb) else {
+                        continue;
+                    };
+                    if d.is_nan() {
+                        continue;
+                    }
+                    let found = Found(d, key);
+                    if best.len() < k {
+                        best.push(found);
+                    } else if best.peek().is_some_and(|w| found < *w) {
+                        best.pop();
+                        best.push(found);
+                    }
+                }
+            }
+            if !node.is_leaf() {
+                // Push the farthest child first so the nearest is visited first.
+                let mut kids: [(u32, f32); 4] = core::array::from_fn(|q| {
+                    let c = node.children + q as u32;
+                    (
+                        c,
+                        self.nodes[c as usize].subtree_bounds().distance_to_point(p),
+                    )
+                });
+                kids.sort_unstable_by(|a, b| b.1.total_cmp(&a.1));
+                for kid in kids {
+                    if kid.1 <= worst(&best) {
+                        stack[top] = kid;
+                        top += 1;
+                    }
+                }
+            }
+        }
+        best.into_sorted_vec()
+            .into_iter()
+            .map(|f| (f.1, f.0))
+            .collect()
+    }
+}

@@ -1,0 +1,191 @@
+//! Ray casts: the first item hit, and every item hit.
+
+use super::{QuadTree, STACK};
+use crate::geom::{Aabb, Ray, Vec2};
+use crate::key::Key;
+
+/// A ray ready for slab tests: unit direction, or `None` for an invalid ray
+/// or a NaN or negative `max_dist`.
+fn prepare(ray: &Ray, max_dist: f32) -> Option<(Vec2, Vec2)> {
+    ray.validate().ok()?;
+    if max_dist.is_nan() || max_dist < 0.0 {
+        return None;
+    }
+    let len = ray.direction.length();
+    if !(len.is_finite() && len > 0.0) {
+        return None;
+    }
+    Some((ray.origin, ray.direction * (1.0 / len)))
+}
+
+impl<T> QuadTree<T> {
+    /// The first item whose box the ray hits within `max_dist`, with its
+    /// Euclidean distance from the ray's origin (0 when the origin is inside
+    /// the box). Ties are broken by key. `None` when nothing is hit, or for
+    /// an invalid ray (non-finite, or zero direction) or a NaN or negative
+    /// `max_dist`.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, QuadTree, Ray};
+    /// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    /// let near = tree.insert(Aabb::new([30.0, 0.0], [40.0, 10.0]), "crate");
+    /// tree.insert(Aabb::new([60.0, 0.0], [70.0, 10.0]), "wall");
+    /// let bullet = Ray::new([0.0, 5.0], [1.0, 0.0]);
+    /// assert_eq!(tree.raycast(bullet, 1000.0), Some((near, 30.0)));
+    /// assert_eq!(tree.raycast(bullet, 20.0), None);
+    /// ```
+    #[must_use]
+    pub fn raycast(&self, ray: Ray, max_dist: f32) -> Option<(Key, f32)> {
+        self.raycast_with(ray, max_dist, |_, _, _| Some(0.0))
+    }
+
+    /// The first hit by a test of your own, such as the exact shape inside
+    /// each box: `hit(key, value, box)` returns the distance along the ray at
+    /// which it hits the item, or `None` for a miss (or to skip the item).
+    /// It must never be less than the distance at which the ray enters the
+    /// item's box; returning `Some(0.0)` means "at the box" (the box's own
+    /// entry distance is used then, as [`raycast`](QuadTree::raycast) does).
+    ///
+    /// ```
+    /// use quadrat::{Aabb, QuadTree, Ray, Shape, Vec2};
+    /// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    /// let ball = Shape::Circle { radius: 5.0 };
+    /// let at = Vec2::new(50.0, 10.0);
+    /// let k = tree.insert(ball.aabb(at), (ball, at));
+    /// let ray = Ray::new([0.0, 14.0], [1.0, 0.0]);
+    /// let exact = |_, (s, p): &(Shape, Vec2), _| s.raycast(*p, ray, 1000.0).map(|h| h.dist);
+    /// assert_eq!(tree.raycast(ray, 1000.0), Some((k, 45.0)));   // the box
+    /// assert_eq!(tree.raycast_with(ray, 1000.0, exact), Some((k, 47.0))); // the disc
+    /// ```
+    pub fn raycast_with(
+        &self,
+        ray: Ray,
+        max_dist: f32,
+        mut hit: impl FnMut(Key, &T, Aabb) -> Option<f32>,
+    ) -> Option<(Key, f32)> {
+        let (o, u) = prepare(&ray, max_dist)?;
+        let mut best: Option<(f32, Key)> = None;
+        let limit = |best: &Option<(f32, Key)>| best.map_or(max_dist, |b| b.0);
+        let mut stack = [(0u32, 0f32); STACK];
+        let mut top = 1;
+        while top > 0 {
+            top -= 1;
+            let (n, enter) = stack[top];
+            if enter > limit(&best) {
+                continue;
+            }
+            let node = &self.nodes[n as usize];
+            if node.len > 0 && node.tight.ray_interval(o, u, limit(&best)).is_some() {
+                for e in &self.entries[node.start as usize..(node.start + node.len) as usize] {
+                    let Some((t0, _)) = e.aabb.ray_interval(o, u, limit(&best)) else {
+                        continue;
+                    };
+                    let idx = e.owner as usize;
+                    let key = self.slab.key_at(idx);
+                    let Some(value) = self.slab.slots[idx].value.as_ref() else {
+                        continue;
+                    };
+                    let Some(d) = hit(key, value, e.aabb) else {
+                        continue;
+                    };
+                    let d = d.max(t0);
+                    if d.is_nan() || d > max_dist {
+                        continue;
+                    }
+                    if best.is_none_or(|(bd, bk)| d < bd || (d == bd && key < bk)) {
+                        best = Some((d, key));
+                    }
+                }
+            }
+            if !node.is_leaf() {
+                let mut kids = [(0u32, f32::INFINITY); 4];
+                let mut m = 0;
+                for q in 0..4 {
+                    let c = node.children + q;
+                    let bounds = self.nodes[c as usize].subtree_bounds();
+                    if let Some((t0, _)) = bounds.ray_interval(o, u, limit(&best)) {
+                        kids[m] = (c, t0);
+                        m += 1;
+                    }
+                }
+                // Farthest first, so the nearest child is visited first.
+                kids[..m].sort_unstable_by(|a, b| b.1.total_cmp(&a.1));
+                for &kid in &kids[..m] {
+                    stack[top] = kid;
+                    top += 1;
+                }
+            }
+        }
+        best.map(|(d, k)| (k, d))
+    }
+
+    /// Every item whose box the ray hits within `max_dist`, as
+    /// `(key, distance)` sorted by distance, then key. Empty for an invalid
+    /// ray or `max_dist` (see [`raycast`](QuadTree::raycast)).
+    ///
+    /// ```
+    /// use quadrat::{Aabb, QuadTree, Ray};
+    /// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    /// let a = tree.insert(Aabb::new([30.0, 0.0], [40.0, 10.0]), ());
+    /// let b = tree.insert(Aabb::new([60.0, 0.0], [70.0, 10.0]), ());
+    /// let hits = tree.raycast_all(quadrat::Ray::new([0.0, 5.0], [1.0, 0.0]), 1000.0);
+    /// assert_eq!(hits, vec![(a, 30.0), (b, 60.0)]);
+    /// ```
+    #[must_use]
+    pub fn raycast_all(&self, ray: Ray, max_dist: f32) -> Vec<(Key, f32)> {
+        self.raycast_all_with(ray, max_dist, |_, _, _| Some(0.0))
+    }
+
+    /// Every hit by a test of your own (see
+    /// [`raycast_with`](QuadTree::raycast_with)), sorted by distance, then key.
+    pub fn raycast_all_with(
+        &self,
+        ray: Ray,
+        max_dist: f32,
+        mut hit: impl FnMut(Key, &T, Aabb) -> Option<f32>,
+    ) -> Vec<(Key, f32)> {
+        let mut out = Vec::new();
+        let Some((o, u)) = prepare(&ray, max_dist) else {
+            return out;
+        };
+        let mut stack = [0u32; STACK];
+        let mut top = 1;
+        while top > 0 {
+            top -= 1;
+            let node = &self.nodes[stack[top] as usize];
+            if node.len > 0 && node.tight.ray_interval(o, u, max_dist).is_some() {
+                for e in &self.entries[node.start as usize..(node.start + node.len) as usize] {
+                    let Some((t0, _)) = e.aabb.ray_interval(o, u, max_dist) else {
+                        continue;
+                    };
+                    let idx = e.owner as usize;
+                    let key = self.slab.key_at(idx);
+                    let Some(value) = self.slab.slots[idx].value.as_ref() else {
+                        continue;
+                    };
+                    if let Some(d) = hit(key, value, e.aabb) {
+                        let d = d.max(t0);
+                        if !d.is_nan() && d <= max_dist {
+                            out.push((key, d));
+                        }
+                    }
+                }
+            }
+            if !node.is_leaf() {
+                for q in 0..4 {
+                    let c = node.children + q;
+                    if self.nodes[c as usize]
+                        .subtree_bounds()
+                        .ray_interval(o, u, max_dist)
+                        .is_some()
+                    {
+                        stack[top] = c;
+                        top += 1;
+                    }
+                }
+            }
+        }
+        out.sort_unstable_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+        out
+    }
+}
