@@ -75,6 +75,7 @@ impl<T> QuadTree<T> {
                 });
                 keys.push(key);
             }
+            self.presort();
             self.build_all();
         } else {
             for (b, v) in items {
@@ -148,8 +149,61 @@ impl<T> QuadTree<T> {
         self.garbage = 0;
     }
 
+    /// Orders the entries along a Morton (Z-order) curve of their centres,
+    /// by a radix sort, so that the top-down partition finds nearly every
+    /// entry in its bucket already. The codes only approximate the tree's
+    /// exact placement; the partition that follows is exact either way.
+    fn presort(&mut self) {
+        let n = self.entries.len();
+        if n < 1024 {
+            return;
+        }
+        let w = self.world;
+        let sx = 65535.0 / w.width();
+        let sy = 65535.0 / w.height();
+        let quantize = |v: f32, lo: f32, s: f32| ((v - lo) * s).clamp(0.0, 65535.0) as u32;
+        let mut keys: Vec<u64> = self
+            .entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                let c = e.aabb.center();
+                let code =
+                    spread(quantize(c.x, w.min.x, sx)) | (spread(quantize(c.y, w.min.y, sy)) << 1);
+                (u64::from(code) << 32) | i as u64
+            })
+            .collect();
+        let mut spare = vec![0u64; n];
+        for pass in 0..4 {
+            let shift = 32 + 8 * pass;
+            let mut offsets = [0usize; 256];
+            for k in &keys {
+                offsets[((k >> shift) & 0xFF) as usize] += 1;
+            }
+            let mut sum = 0;
+            for o in offsets.iter_mut() {
+                let c = *o;
+                *o = sum;
+                sum += c;
+            }
+            for &k in &keys {
+                let b = ((k >> shift) & 0xFF) as usize;
+                spare[offsets[b]] = k;
+                offsets[b] += 1;
+            }
+            core::mem::swap(&mut keys, &mut spare);
+        }
+        let sorted: Vec<Entry> = keys
+            .iter()
+            .map(|&k| self.entries[(k & 0xFFFF_FFFF) as usize])
+            .collect();
+        self.entries = sorted;
+    }
+
     /// Builds the nodes afresh over the whole (packed) entry array.
     fn build_all(&mut self) {
+        self.cats.clear();
+        self.cats.resize(self.entries.len(), 0);
         self.nodes.truncate(1);
         self.free_blocks.clear();
         self.nodes[0] = Node::root(self.world);
@@ -166,14 +220,15 @@ impl<T> QuadTree<T> {
         let at_max = node.depth >= self.config.max_depth;
         let cell = node.cell;
         let kids: [Aabb; 4] = core::array::from_fn(|q| node.child_geometry(q).1);
-        let category = |e: &Entry| {
-            let q = quadrant(&cell, e.aabb.center());
-            if kids[q].contains(&e.aabb) { q } else { STAYS }
-        };
         let mut counts = [0usize; 5];
         if !at_max {
-            for e in &self.entries[lo..hi] {
-                counts[category(e)] += 1;
+            // One pass computes every entry's destination and remembers it.
+            let cats = &mut self.cats[lo..hi];
+            for (e, cat) in self.entries[lo..hi].iter().zip(cats.iter_mut()) {
+                let q = quadrant(&cell, e.aabb.center());
+                let c = if kids[q].contains(&e.aabb) { q } else { STAYS };
+                *cat = c as u8;
+                counts[c] += 1;
             }
         }
         let load = (hi - lo) - counts[STAYS];
@@ -187,7 +242,7 @@ impl<T> QuadTree<T> {
             return;
         }
         // Partition in place (American flag sort) into
-        // [stays | q0 | q1 | q2 | q3].
+        // [stays | q0 | q1 | q2 | q3], moving each entry's category with it.
         let order = [STAYS, 0, 1, 2, 3];
         let mut begin = [0usize; 5];
         let mut at = lo;
@@ -199,15 +254,17 @@ impl<T> QuadTree<T> {
         let mut next = begin;
         for &c in &order {
             while next[c] < end[c] {
-                let mut e = self.entries[next[c]];
-                let mut ec = category(&e);
-                while ec != c {
-                    core::mem::swap(&mut e, &mut self.entries[next[ec]]);
-                    next[ec] += 1;
-                    ec = category(&e);
+                let i = next[c];
+                let ec = self.cats[i] as usize;
+                if ec == c {
+                    next[c] += 1;
+                    continue;
                 }
-                self.entries[next[c]] = e;
-                next[c] += 1;
+                // Swap the entry into its bucket; look again at what came back.
+                let j = next[ec];
+                next[ec] += 1;
+                self.entries.swap(i, j);
+                self.cats.swap(i, j);
             }
         }
         let node = &mut self.nodes[n as usize];
@@ -221,6 +278,16 @@ impl<T> QuadTree<T> {
             self.build_node(first + q as u32, begin[q], end[q]);
         }
     }
+}
+
+/// Spreads the 16 low bits of `v` to the even bits of the result.
+#[inline]
+fn spread(v: u32) -> u32 {
+    let mut v = v & 0xFFFF;
+    v = (v | (v << 8)) & 0x00FF_00FF;
+    v = (v | (v << 4)) & 0x0F0F_0F0F;
+    v = (v | (v << 2)) & 0x3333_3333;
+    (v | (v << 1)) & 0x5555_5555
 }
 
 impl<T> FromIterator<(Aabb, T)> for QuadTree<T> {

@@ -415,6 +415,9 @@ pub struct QuadTree<T> {
     /// node, and leaves that must split.
     pub(crate) movers: Vec<(u32, Aabb)>,
     pub(crate) splits: Vec<u32>,
+    /// Scratch of the bulk build: each entry's destination in the node
+    /// being partitioned (one byte per item, kept for the next rebuild).
+    pub(crate) cats: Vec<u8>,
 }
 
 impl<T> QuadTree<T> {
@@ -469,6 +472,7 @@ impl<T> QuadTree<T> {
             slab: Slab::new(),
             movers: Vec::new(),
             splits: Vec::new(),
+            cats: Vec::new(),
         })
     }
 
