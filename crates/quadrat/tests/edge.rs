@@ -613,3 +613,39 @@ fn nearest_and_raycast_bad_input_and_edges() {
         vec![(a, 10.0), (b, 10.0)]
     );
 }
+
+#[test]
+fn update_all_matches_update_for_few_and_many_movers() {
+    use quadrat::scenario::{Layout, Rng, Scenario};
+    let s = Scenario::new(Layout::Clustered, 4000, 21);
+    for jump_every in [1000u32, 50, 2] {
+        // Few movers are re-placed one by one; many trigger a rebuild.
+        let mut a = QuadTree::new(s.world);
+        let keys = a.insert_many(s.boxes().into_iter().zip(0u32..));
+        let mut b = a.clone();
+        let mut rng = Rng::new(u64::from(jump_every));
+        let moved: Vec<Aabb> = keys
+            .iter()
+            .map(|&k| {
+                let bx = a.aabb(k).unwrap();
+                if rng.below(u64::from(jump_every)) == 0 {
+                    Aabb::from_center([rng.range(0.0, 1000.0), rng.range(0.0, 1000.0)], [2.0, 2.0])
+                } else {
+                    bx.translate([rng.range(-1.0, 1.0), rng.range(-1.0, 1.0)])
+                }
+            })
+            .collect();
+        a.update_all(|_, &i, _| moved[i as usize]);
+        for (&k, &m) in keys.iter().zip(&moved) {
+            b.update(k, m);
+        }
+        a.validate().unwrap();
+        b.validate().unwrap();
+        let shape = |t: &QuadTree<u32>| t.nodes().map(|n| (n.bounds, n.items)).collect::<Vec<_>>();
+        assert_eq!(shape(&a), shape(&b));
+        assert_eq!(a.pairs(), b.pairs());
+        for (&k, &m) in keys.iter().zip(&moved) {
+            assert_eq!(a.aabb(k), Some(m));
+        }
+    }
+}

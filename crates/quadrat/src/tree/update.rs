@@ -89,7 +89,8 @@ impl<T> QuadTree<T> {
     /// Moves every item at once: `f(key, value, box)` returns each item's new
     /// box. Visits the items in storage order (node by node), writes boxes
     /// that stay in their node in place, re-sorts each node's run once, and
-    /// only then re-places the items that left their node. For a frame in
+    /// only then re-places the items that left their node, one by one when
+    /// they are few, by a [`rebuild`](QuadTree::rebuild) when they are many. For a frame in
     /// which everything moves a little, this is much cheaper than calling
     /// [`update`](QuadTree::update) for each item.
     ///
@@ -190,12 +191,22 @@ impl<T> QuadTree<T> {
             }
         }
         // Structure changes only now, with no node index held from above.
-        for &n in &splits {
-            self.split_if_needed(n);
-        }
-        for &(owner, b) in &movers {
-            self.detach(owner);
-            self.attach(owner, b);
+        // Many items left their node: a rebuild from the current order is
+        // cheaper than re-placing them one by one, and gives the same tree.
+        if movers.len() * 8 > self.len() {
+            for &(owner, b) in &movers {
+                let pos = self.slab.slots[owner as usize].pos;
+                self.entries[pos as usize].aabb = b;
+            }
+            self.rebuild();
+        } else {
+            for &n in &splits {
+                self.split_if_needed(n);
+            }
+            for &(owner, b) in &movers {
+                self.detach(owner);
+                self.attach(owner, b);
+            }
         }
         self.movers = movers;
         self.splits = splits;
