@@ -159,7 +159,7 @@ impl<T> QuadTree<T> {
                 let e = self.entries[p];
                 let idx = e.owner as usize;
                 let slot = &self.slab.slots[idx];
-                let key = Key::new(e.owner, slot.generation);
+                let key = Key::new(e.owner, self.slab.generations[idx]);
                 let Some(value) = slot.value.as_ref() else {
                     continue;
                 };
