@@ -116,6 +116,12 @@ impl<T> Slab<T> {
         self.len
     }
 
+    /// Makes room for `additional` more values without reallocating.
+    pub(crate) fn reserve(&mut self, additional: usize) {
+        self.slots.reserve(additional);
+        self.generations.reserve(additional);
+    }
+
     /// The slot index of a live key.
     #[inline]
     pub(crate) fn index_of(&self, key: Key) -> Option<usize> {

@@ -89,9 +89,11 @@ mod narrow;
 pub mod scenario;
 mod shape;
 mod tree;
+mod world;
 
 pub use crate::error::Error;
 pub use crate::geom::{Aabb, Circle, Ray, Vec2};
 pub use crate::key::Key;
 pub use crate::shape::{Contact, RayHit, Shape};
 pub use crate::tree::{Config, MAX_DEPTH, NodeView, QuadTree, Query, Region};
+pub use crate::world::{Body, CollisionWorld, ContactPair, Events};

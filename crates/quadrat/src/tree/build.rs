@@ -67,6 +67,7 @@ impl<T> QuadTree<T> {
         if bulk {
             self.pack();
             self.entries.reserve(items.len());
+            self.slab.reserve(items.len());
             for (b, v) in items {
                 let (key, idx) = self.slab.insert(v, 0, 0);
                 self.entries.push(Entry {
