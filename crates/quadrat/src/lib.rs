@@ -72,7 +72,7 @@
 //!
 //! | feature | adds |
 //! |---|---|
-//! | `parallel` | [`QuadTree::par_for_each_pair`] and [`QuadTree::par_pairs`] on rayon's thread pool |
+//! | `parallel` | `QuadTree::par_for_each_pair` and `QuadTree::par_pairs`: pairs on rayon's thread pool |
 //! | `glam` | conversions between [`Vec2`] and `glam::Vec2` |
 //! | `mint` | conversions between [`Vec2`] and `mint::Point2` / `mint::Vector2` |
 //! | `serde` | `Serialize` / `Deserialize` for the geometry types, [`Shape`], [`Key`] and [`Config`] |

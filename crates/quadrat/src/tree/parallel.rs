@@ -53,6 +53,25 @@ impl<T: Sync> QuadTree<T> {
     #[must_use]
     pub fn par_pairs(&self) -> Vec<(Key, Key)> {
         use rayon::prelude::*;
+        let mut out = self.par_pairs_unordered();
+        out.par_sort_unstable();
+        out
+    }
+
+    /// Every intersecting pair `(a, b)` with `a < b`, each exactly once, in
+    /// no particular order: [`par_pairs`](QuadTree::par_pairs) without the
+    /// final sort.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, QuadTree};
+    /// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    /// tree.insert_many((0..1000).map(|i| (Aabb::from_center([(i % 40) as f32 * 2.5, (i / 40) as f32 * 4.0], [1.5, 1.5]), i)));
+    /// let mut pairs = tree.par_pairs_unordered();
+    /// pairs.sort_unstable();
+    /// assert_eq!(pairs, tree.pairs());
+    /// ```
+    #[must_use]
+    pub fn par_pairs_unordered(&self) -> Vec<(Key, Key)> {
         let parts = Mutex::new(Vec::new());
         self.par_walk(0, SPLIT_LEVELS, &|task: &Task<'_>| {
             let mut found = Vec::new();
@@ -61,12 +80,10 @@ impl<T: Sync> QuadTree<T> {
                 parts.lock().unwrap_or_else(|e| e.into_inner()).push(found);
             }
         });
-        let mut out = parts
+        parts
             .into_inner()
             .unwrap_or_else(|e| e.into_inner())
-            .concat();
-        out.par_sort_unstable();
-        out
+            .concat()
     }
 
     /// The keys of two entries, smaller first.

@@ -1,0 +1,106 @@
+//! quadrat itself, behind the same interface as the peers: sequential
+//! ([`Quadrat`]) and on all cores ([`QuadratPar`], feature `parallel`).
+//!
+//! Everything the benchmark does with quadrat goes through this file, using
+//! only the library's public API: build is [`QuadTree::insert_many`] (the
+//! bulk build) into a tree over the scene's world, all pairs is
+//! [`QuadTree::for_each_pair`] (or [`QuadTree::par_pairs_unordered`]), a
+//! range query is [`QuadTree::query`], and a moving frame is one
+//! [`QuadTree::update_all`] with the new boxes. A fresh tree hands out slot
+//! indices in insertion order, so a key's [`Key::index`] is its box's index.
+
+use quadrat::{Aabb, Circle, Key, QuadTree};
+
+use super::peers::{Bbox, BroadPhase, ordered};
+
+/// A [`QuadTree`] holding each box's index; pairs found on one thread.
+pub struct Quadrat {
+    tree: QuadTree<u32>,
+}
+
+/// The same tree, with pairs found on rayon's thread pool.
+pub struct QuadratPar(Quadrat);
+
+impl Quadrat {
+    fn new(world: Bbox, boxes: &[Bbox]) -> Quadrat {
+        let mut tree = QuadTree::new(Aabb::from(world));
+        let keys = tree.insert_many(boxes.iter().map(|&b| Aabb::from(b)).zip(0u32..));
+        debug_assert!(
+            keys.iter()
+                .enumerate()
+                .all(|(i, k)| k.index() as usize == i)
+        );
+        Quadrat { tree }
+    }
+
+    /// Appends the index of every box that shares a point with the closed
+    /// disc to `out`.
+    pub fn query_circle(&self, center: [f32; 2], radius: f32, out: &mut Vec<u32>) {
+        out.extend(
+            self.tree
+                .query_circle(Circle::new(center, radius))
+                .map(|(_, &i)| i),
+        );
+    }
+
+    /// Appends the index of every box containing `point` (edges included)
+    /// to `out`.
+    pub fn query_point(&self, point: [f32; 2], out: &mut Vec<u32>) {
+        out.extend(self.tree.query_point(point).map(|(_, &i)| i));
+    }
+
+    /// Moves every item with one [`QuadTree::update_all`].
+    fn move_all(&mut self, boxes: &[Bbox]) {
+        self.tree
+            .update_all(|_, &i, _| Aabb::from(boxes[i as usize]));
+    }
+}
+
+/// The box index of a key handed out by a fresh `insert_many`.
+fn index(key: Key) -> u32 {
+    key.index()
+}
+
+impl BroadPhase for Quadrat {
+    const NAME: &'static str = "quadrat";
+    const INCREMENTAL: bool = true;
+
+    fn build(world: Bbox, boxes: &[Bbox]) -> Self {
+        Quadrat::new(world, boxes)
+    }
+
+    fn pairs_into(&mut self, out: &mut Vec<(u32, u32)>) {
+        self.tree
+            .for_each_pair(|a, b| out.push(ordered(index(a), index(b))));
+    }
+
+    fn query(&mut self, area: Bbox, out: &mut Vec<u32>) {
+        out.extend(self.tree.query(Aabb::from(area)).map(|(_, &i)| i));
+    }
+
+    fn update(&mut self, _world: Bbox, boxes: &[Bbox]) {
+        self.move_all(boxes);
+    }
+}
+
+impl BroadPhase for QuadratPar {
+    const NAME: &'static str = "quadrat-par";
+    const INCREMENTAL: bool = true;
+
+    fn build(world: Bbox, boxes: &[Bbox]) -> Self {
+        QuadratPar(Quadrat::new(world, boxes))
+    }
+
+    fn pairs_into(&mut self, out: &mut Vec<(u32, u32)>) {
+        let pairs = self.0.tree.par_pairs_unordered();
+        out.extend(pairs.into_iter().map(|(a, b)| ordered(index(a), index(b))));
+    }
+
+    fn query(&mut self, area: Bbox, out: &mut Vec<u32>) {
+        self.0.query(area, out);
+    }
+
+    fn update(&mut self, _world: Bbox, boxes: &[Bbox]) {
+        self.0.move_all(boxes);
+    }
+}

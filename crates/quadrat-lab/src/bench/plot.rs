@@ -1,0 +1,291 @@
+//! The scaling plot: build + all pairs time against n, log–log, one line per
+//! implementation and one panel per layout. Written as PNG and SVG.
+//!
+//! Text is drawn with DejaVu Sans, embedded in the binary (the `dejavu`
+//! crate) and handed to plotters' `ab_glyph` renderer, so the plot looks the
+//! same on every machine and needs no system fonts.
+
+use std::fs;
+use std::path::Path;
+use std::sync::OnceLock;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::{FontStyle, register_font};
+use quadrat::scenario::Layout;
+
+use super::Error;
+use super::implementation::Implementation;
+use super::record::{Benchmark, Record};
+
+/// Size of one panel, in pixels.
+const PANEL: (u32, u32) = (640, 560);
+
+/// The font family the plot asks for; registered by [`register_fonts`].
+const FONT: &str = "sans-serif";
+
+/// Writes the plot of the pairs records of `layouts` to `png` and `svg`.
+pub(super) fn write(
+    records: &[Record],
+    layouts: &[Layout],
+    png: &Path,
+    svg: &Path,
+) -> Result<(), Error> {
+    register_fonts()?;
+    let panels: Vec<Panel> = layouts
+        .iter()
+        .filter_map(|&l| Panel::new(l, records))
+        .collect();
+    let size = (PANEL.0 * panels.len().max(1) as u32, PANEL.1);
+
+    let mut rgb = vec![0u8; size.0 as usize * size.1 as usize * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, size).into_drawing_area();
+        draw(&root, &panels).map_err(|e| Error::Plot(e.to_string()))?;
+        root.present().map_err(|e| Error::Plot(e.to_string()))?;
+    }
+    write_png(png, size, &rgb)?;
+
+    let mut text = String::new();
+    {
+        let root = SVGBackend::with_string(&mut text, size).into_drawing_area();
+        draw(&root, &panels).map_err(|e| Error::Plot(e.to_string()))?;
+        root.present().map_err(|e| Error::Plot(e.to_string()))?;
+    }
+    fs::write(svg, text).map_err(|source| Error::Io {
+        path: svg.to_owned(),
+        source,
+    })
+}
+
+/// Registers the embedded fonts with plotters, once per process.
+fn register_fonts() -> Result<(), Error> {
+    static REGISTERED: OnceLock<bool> = OnceLock::new();
+    let ok = *REGISTERED.get_or_init(|| {
+        register_font(FONT, FontStyle::Normal, dejavu::sans::regular()).is_ok()
+            && register_font(FONT, FontStyle::Bold, dejavu::sans::bold()).is_ok()
+    });
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::Plot(
+            "the embedded font could not be read".to_owned(),
+        ))
+    }
+}
+
+fn write_png(path: &Path, (w, h): (u32, u32), rgb: &[u8]) -> Result<(), Error> {
+    let io = |source| Error::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let file = fs::File::create(path).map_err(io)?;
+    let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), w, h);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    let png_error = |e: png::EncodingError| Error::Plot(format!("PNG encoding: {e}"));
+    let mut writer = encoder.write_header().map_err(png_error)?;
+    writer.write_image_data(rgb).map_err(png_error)?;
+    writer.finish().map_err(png_error)
+}
+
+/// One implementation's line: measured points, then extrapolated ones.
+struct Line {
+    implementation: Implementation,
+    measured: Vec<(f64, f64)>,
+    extrapolated: Vec<(f64, f64)>,
+}
+
+/// One layout's lines.
+struct Panel {
+    layout: Layout,
+    lines: Vec<Line>,
+}
+
+impl Panel {
+    fn new(layout: Layout, records: &[Record]) -> Option<Panel> {
+        let mut lines: Vec<Line> = Vec::new();
+        for r in records
+            .iter()
+            .filter(|r| r.benchmark == Benchmark::Pairs && r.layout == layout)
+        {
+            let i = match lines
+                .iter()
+                .position(|l| l.implementation == r.implementation)
+            {
+                Some(i) => i,
+                None => {
+                    lines.push(Line {
+                        implementation: r.implementation,
+                        measured: Vec::new(),
+                        extrapolated: Vec::new(),
+                    });
+                    lines.len() - 1
+                }
+            };
+            let point = (r.n as f64, r.millis().max(1e-4));
+            if r.extrapolated {
+                lines[i].extrapolated.push(point);
+            } else {
+                lines[i].measured.push(point);
+            }
+        }
+        lines.sort_by_key(|l| {
+            Implementation::ALL
+                .iter()
+                .position(|&i| i == l.implementation)
+        });
+        (!lines.is_empty()).then_some(Panel { layout, lines })
+    }
+
+    fn points(&self) -> impl Iterator<Item = (f64, f64)> + '_ {
+        self.lines
+            .iter()
+            .flat_map(|l| l.measured.iter().chain(&l.extrapolated).copied())
+    }
+}
+
+/// The line colour of each implementation, fixed so that panels and runs
+/// agree. quadrat stands out in red.
+fn color(i: Implementation) -> RGBColor {
+    match i {
+        Implementation::Brute => RGBColor(90, 90, 90),
+        Implementation::Sweep => RGBColor(140, 86, 75),
+        Implementation::Tutorial => RGBColor(227, 119, 194),
+        Implementation::Quadrat => RGBColor(214, 39, 40),
+        Implementation::QuadratPar => RGBColor(255, 127, 14),
+        #[cfg(feature = "peers")]
+        Implementation::Rstar => RGBColor(31, 119, 180),
+        #[cfg(feature = "peers")]
+        Implementation::Broccoli => RGBColor(44, 160, 44),
+        #[cfg(feature = "peers")]
+        Implementation::Parry => RGBColor(148, 103, 189),
+        #[cfg(feature = "peers")]
+        Implementation::FlatSpatial => RGBColor(255, 127, 14),
+    }
+}
+
+type DrawResult<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
+
+fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, panels: &[Panel]) -> DrawResult<DB> {
+    root.fill(&WHITE)?;
+    let areas = root.split_evenly((1, panels.len().max(1)));
+    for (panel, area) in panels.iter().zip(&areas) {
+        draw_panel(area, panel)?;
+    }
+    Ok(())
+}
+
+fn draw_panel<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, panel: &Panel) -> DrawResult<DB> {
+    let (x_lo, x_hi) = min_max(panel.points().map(|p| p.0));
+    let (y_lo, y_hi) = min_max(panel.points().map(|p| p.1));
+    let x_range = (x_lo / 1.5)..(x_hi * 1.5);
+    let y_range = (y_lo / 3.0)..(y_hi * 3.0);
+
+    let mut chart = ChartBuilder::on(area)
+        .caption(
+            format!("{} layout: build + all pairs", panel.layout.name()),
+            (FONT, 22).into_font().style(FontStyle::Bold),
+        )
+        .margin(16)
+        .x_label_area_size(48)
+        .y_label_area_size(72)
+        .build_cartesian_2d(x_range.log_scale(), y_range.log_scale())?;
+    chart
+        .configure_mesh()
+        .x_desc("n (boxes)")
+        .y_desc("median time (ms)")
+        .axis_desc_style((FONT, 17))
+        .label_style((FONT, 14))
+        .x_label_formatter(&|x| fmt_count(*x))
+        .y_label_formatter(&|y| fmt_time(*y))
+        .light_line_style(RGBColor(235, 235, 235))
+        .bold_line_style(RGBColor(205, 205, 205))
+        .draw()?;
+
+    for line in &panel.lines {
+        let c = color(line.implementation);
+        let width = if line.implementation.is_peer() { 2 } else { 4 };
+        let style = c.stroke_width(width);
+        let label = if line.extrapolated.is_empty() {
+            line.implementation.name().to_owned()
+        } else {
+            format!("{} (dashed: n² extrapolation)", line.implementation.name())
+        };
+        chart
+            .draw_series(LineSeries::new(line.measured.iter().copied(), style))?
+            .label(label)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], style));
+        chart.draw_series(
+            line.measured
+                .iter()
+                .map(|&p| Circle::new(p, width + 2, c.filled())),
+        )?;
+        if let Some(&last) = line.measured.last()
+            && !line.extrapolated.is_empty()
+        {
+            let dashed = std::iter::once(last).chain(line.extrapolated.iter().copied());
+            chart.draw_series(DashedLineSeries::new(dashed, 8, 6, style))?;
+        }
+        chart.draw_series(
+            line.extrapolated
+                .iter()
+                .map(|&p| Circle::new(p, width + 2, c.stroke_width(2))),
+        )?;
+    }
+
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .label_font((FONT, 15))
+        .background_style(WHITE.mix(0.9))
+        .border_style(RGBColor(190, 190, 190))
+        .margin(12)
+        .draw()?;
+    Ok(())
+}
+
+fn min_max(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+        (lo.min(v), hi.max(v))
+    })
+}
+
+/// Axis labels for n: `1k`, `10k`, `1M`.
+fn fmt_count(x: f64) -> String {
+    match x {
+        x if x >= 1e6 => format!("{}M", trim(x / 1e6)),
+        x if x >= 1e3 => format!("{}k", trim(x / 1e3)),
+        x => trim(x),
+    }
+}
+
+/// Axis labels for milliseconds: `0.01`, `1`, `1,000`.
+fn fmt_time(ms: f64) -> String {
+    if ms >= 1.0 {
+        super::fmt_n(ms.round() as usize)
+    } else {
+        trim(ms)
+    }
+}
+
+/// A number without trailing zeros: `2`, `2.5`, `0.01`.
+fn trim(x: f64) -> String {
+    let s = format!("{x:.4}");
+    s.trim_end_matches('0').trim_end_matches('.').to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn axis_labels() {
+        assert_eq!(fmt_count(1000.0), "1k");
+        assert_eq!(fmt_count(2500.0), "2.5k");
+        assert_eq!(fmt_count(1e6), "1M");
+        assert_eq!(fmt_count(500.0), "500");
+        assert_eq!(fmt_time(0.01), "0.01");
+        assert_eq!(fmt_time(1000.0), "1,000");
+    }
+}

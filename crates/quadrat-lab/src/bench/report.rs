@@ -1,0 +1,314 @@
+//! The results as Markdown tables and as CSV.
+
+use core::fmt::Write as _;
+
+use super::implementation::Implementation;
+use super::record::{Benchmark, Record};
+use super::scene::{Motion, QueryKind};
+use super::{Part, Results, Settings};
+
+/// The CSV header; one line per [`Record`] follows.
+const CSV_HEADER: &str =
+    "benchmark,layout,n,implementation,median_ms,samples,extrapolated,count,queries,queries_per_s";
+
+/// Every record as CSV, with [`CSV_HEADER`].
+pub(super) fn csv(records: &[Record]) -> String {
+    let mut s = String::from(CSV_HEADER);
+    s.push('\n');
+    for r in records {
+        let _ = writeln!(
+            s,
+            "{},{},{},{},{:.6},{},{},{},{},{}",
+            r.benchmark.name(),
+            r.layout.name(),
+            r.n,
+            r.implementation.name(),
+            r.millis(),
+            r.samples,
+            r.extrapolated,
+            r.count,
+            r.queries,
+            r.queries_per_second()
+                .map_or_else(String::new, |q| format!("{q:.0}")),
+        );
+    }
+    s
+}
+
+/// The tables of every benchmark that has records.
+pub(super) fn markdown(settings: &Settings, results: &Results) -> String {
+    let records = &results.records;
+    let mut s = String::from("# quadrat-lab bench\n\n");
+    let _ = writeln!(
+        s,
+        "Seeded scenes from `quadrat::scenario` (a 1000 × 1000 world; the uniform layout \
+         has about 3 overlaps per box), seed {}, on {} cores. Before it was timed, every \
+         implementation was checked to report exactly the reference's pairs or hits (brute \
+         force where affordable, else sort and sweep). Times are medians in milliseconds; \
+         **× fastest peer** is the time over that of the fastest implementation other than \
+         quadrat, and **brute force ÷** is brute force's time over this one (the speed-up).",
+        settings.seed,
+        std::thread::available_parallelism().map_or(1, usize::from),
+    );
+    pairs_section(&mut s, settings, records);
+    notes(&mut s, results, Part::Pairs);
+    moving_section(&mut s, settings, records);
+    notes(&mut s, results, Part::Moving);
+    queries_section(&mut s, settings, records);
+    notes(&mut s, results, Part::Queries);
+    s
+}
+
+/// The notes on `part`, as a paragraph.
+fn notes(s: &mut String, results: &Results, part: Part) {
+    let notes: Vec<&str> = results
+        .notes
+        .iter()
+        .filter(|(p, _)| *p == part)
+        .map(|(_, n)| n.as_str())
+        .collect();
+    if !notes.is_empty() {
+        let _ = writeln!(s, "\n{}", notes.join(" "));
+    }
+}
+
+fn pairs_section(s: &mut String, settings: &Settings, records: &[Record]) {
+    let pairs: Vec<&Record> = records
+        .iter()
+        .filter(|r| r.benchmark == Benchmark::Pairs)
+        .collect();
+    if pairs.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "\n## Build + all pairs\n\nBuild the index from scratch, then find every intersecting \
+         pair; median of up to {} runs (fewer where they add up to more than the time limit). \
+         ≈: brute force beyond the {} s limit, extrapolated as n² \
+         from the largest n it was measured at.",
+        settings.runs,
+        settings.limit.as_secs_f64(),
+    );
+    for &layout in &settings.layouts {
+        let rows: Vec<&Record> = pairs
+            .iter()
+            .copied()
+            .filter(|r| r.layout == layout)
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            s,
+            "\n### {}\n\n| n | pairs | implementation | median (ms) | × fastest peer | brute force ÷ |\n\
+             |---:|---:|---|---:|---:|---:|",
+            layout.name()
+        );
+        let mut last_n = None;
+        for r in &rows {
+            let group: Vec<&Record> = rows.iter().copied().filter(|o| o.n == r.n).collect();
+            let first = last_n != Some(r.n);
+            last_n = Some(r.n);
+            let brute = group
+                .iter()
+                .find(|o| o.implementation == Implementation::Brute);
+            let speedup = brute.map_or_else(
+                || "–".to_owned(),
+                |b| {
+                    let mark = if b.extrapolated { "≈" } else { "" };
+                    format!("{mark}{}", fmt_ratio(b.millis() / r.millis()))
+                },
+            );
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {}{} | {} | {} |",
+                if first { fmt_n(r.n) } else { String::new() },
+                if first {
+                    fmt_n(r.count as usize)
+                } else {
+                    String::new()
+                },
+                name(r),
+                if r.extrapolated { "≈" } else { "" },
+                fmt_ms(r.millis()),
+                vs_fastest_peer(r, &group),
+                speedup,
+            );
+        }
+    }
+}
+
+fn moving_section(s: &mut String, settings: &Settings, records: &[Record]) {
+    let moving: Vec<&Record> = records
+        .iter()
+        .filter(|r| matches!(r.benchmark, Benchmark::Moving(_)))
+        .collect();
+    if moving.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "\n## Moving frame\n\nUniform layout. Each frame the boxes move ({}; {}), then the index \
+         is updated (in place, or rebuilt where the implementation has no update) and every \
+         pair is found; median over {} frames after {} warm-up frames (fewer where the frames \
+         add up to more than the {} s time limit), in milliseconds per frame.\n\n| motion | n | implementation | update | median (ms) | × fastest peer |\n\
+         |---|---:|---|---|---:|---:|",
+        describe(Motion::Drift),
+        describe(Motion::Teleport),
+        settings.frames,
+        settings.warmup,
+        settings.limit.as_secs_f64(),
+    );
+    for motion in Motion::ALL {
+        for &n in &settings.moving_ns {
+            let group: Vec<&Record> = moving
+                .iter()
+                .copied()
+                .filter(|r| r.benchmark == Benchmark::Moving(motion) && r.n == n)
+                .collect();
+            for (k, r) in group.iter().enumerate() {
+                let _ = writeln!(
+                    s,
+                    "| {} | {} | {} | {} | {} | {} |",
+                    if k == 0 { motion.name() } else { "" },
+                    if k == 0 { fmt_n(n) } else { String::new() },
+                    name(r),
+                    if r.implementation.is_incremental() {
+                        "in place"
+                    } else {
+                        "rebuild"
+                    },
+                    fmt_ms(r.millis()),
+                    vs_fastest_peer(r, &group),
+                );
+            }
+        }
+    }
+}
+
+fn queries_section(s: &mut String, settings: &Settings, records: &[Record]) {
+    let queries: Vec<&Record> = records
+        .iter()
+        .filter(|r| matches!(r.benchmark, Benchmark::Queries(_)))
+        .collect();
+    let Some(first) = queries.first() else {
+        return;
+    };
+    let _ = writeln!(
+        s,
+        "\n## Queries\n\n{} queries with centres uniform in the world, against {} boxes of the \
+         uniform layout, the index built beforehand. Areas and circles are sized for about 10 \
+         hits each. Median of up to {} batches.\n\n\
+         | query | implementation | hits per query | queries/s | × fastest peer |\n\
+         |---|---|---:|---:|---:|",
+        fmt_n(first.queries),
+        fmt_n(first.n),
+        settings.runs,
+    );
+    for kind in QueryKind::ALL {
+        let group: Vec<&Record> = queries
+            .iter()
+            .copied()
+            .filter(|r| r.benchmark == Benchmark::Queries(kind))
+            .collect();
+        for (k, r) in group.iter().enumerate() {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {:.2} | {} | {} |",
+                if k == 0 { kind.name() } else { "" },
+                name(r),
+                r.count as f64 / r.queries.max(1) as f64,
+                fmt_rate(r.queries_per_second().unwrap_or(0.0)),
+                vs_fastest_peer(r, &group),
+            );
+        }
+    }
+}
+
+fn describe(m: Motion) -> String {
+    format!("{}: {}", m.name(), m.describe())
+}
+
+/// The implementation's name, in bold for quadrat.
+fn name(r: &Record) -> String {
+    if r.implementation.is_peer() {
+        r.implementation.name().to_owned()
+    } else {
+        format!("**{}**", r.implementation.name())
+    }
+}
+
+/// `r`'s time over the fastest measured peer's in `group`.
+fn vs_fastest_peer(r: &Record, group: &[&Record]) -> String {
+    let fastest = group
+        .iter()
+        .filter(|o| o.implementation.is_peer() && !o.extrapolated)
+        .map(|o| o.millis())
+        .min_by(f64::total_cmp);
+    match fastest {
+        Some(f) if f > 0.0 => {
+            let mark = if r.extrapolated { "≈" } else { "" };
+            format!("{mark}{}", fmt_ratio(r.millis() / f))
+        }
+        _ => "–".to_owned(),
+    }
+}
+
+/// `1234567` → `1,234,567`.
+pub(crate) fn fmt_n(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Milliseconds to about three significant digits.
+pub(crate) fn fmt_ms(ms: f64) -> String {
+    match ms {
+        x if x >= 1000.0 => fmt_n(x.round() as usize),
+        x if x >= 100.0 => format!("{x:.0}"),
+        x if x >= 10.0 => format!("{x:.1}"),
+        x if x >= 1.0 => format!("{x:.2}"),
+        x => format!("{x:.3}"),
+    }
+}
+
+/// A ratio: `0.71×`, `6.4×`, `163×`.
+pub(crate) fn fmt_ratio(x: f64) -> String {
+    match x {
+        x if x >= 100.0 => format!("{}×", fmt_n(x.round() as usize)),
+        x if x >= 10.0 => format!("{x:.0}×"),
+        x if x >= 1.0 => format!("{x:.1}×"),
+        x => format!("{x:.2}×"),
+    }
+}
+
+/// Queries per second, rounded: `1,234,567`.
+pub(crate) fn fmt_rate(per_second: f64) -> String {
+    fmt_n(per_second.round() as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_are_readable() {
+        assert_eq!(fmt_n(0), "0");
+        assert_eq!(fmt_n(999), "999");
+        assert_eq!(fmt_n(1000), "1,000");
+        assert_eq!(fmt_n(1_234_567), "1,234,567");
+        assert_eq!(fmt_ms(17_219.4), "17,219");
+        assert_eq!(fmt_ms(106.2), "106");
+        assert_eq!(fmt_ms(6.704), "6.70");
+        assert_eq!(fmt_ms(0.1844), "0.184");
+        assert_eq!(fmt_ratio(163.4), "163×");
+        assert_eq!(fmt_ratio(6.43), "6.4×");
+        assert_eq!(fmt_ratio(0.714), "0.71×");
+    }
+}

@@ -1,0 +1,194 @@
+//! Runs `quadrat-lab bench` on a tiny sweep and checks what it writes.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use quadrat_lab::bench::Implementation;
+
+const LAYOUTS: [&str; 3] = ["uniform", "clustered", "mixed"];
+
+fn lab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_quadrat-lab"))
+        .args(args)
+        .output()
+        .expect("the quadrat-lab binary runs")
+}
+
+fn out_dir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = fs::remove_dir_all(&dir);
+    dir
+}
+
+#[test]
+fn quick_bench_checks_exactness_and_writes_every_output() {
+    let dir = out_dir("bench-quick");
+    let output = lab(&[
+        "bench",
+        "--quick",
+        "--n",
+        "500,2k",
+        "--runs",
+        "1",
+        "--moving-n",
+        "2k",
+        "--warmup",
+        "1",
+        "--frames",
+        "2",
+        "--query-n",
+        "2k",
+        "--queries",
+        "200",
+        "--out",
+        dir.to_str().expect("a UTF-8 path"),
+    ]);
+    let stdout = String::from_utf8(output.stdout).expect("UTF-8 output");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "bench failed:\n{stdout}\n{stderr}");
+
+    // The exactness check ran before the timing, against brute force, and
+    // every other implementation agreed.
+    let all = Implementation::ALL;
+    for layout in LAYOUTS {
+        for n in ["500", "2,000"] {
+            let prefix = format!("exact: pairs {layout} n={n}: ");
+            let line = stdout
+                .lines()
+                .find(|l| l.starts_with(&prefix))
+                .unwrap_or_else(|| panic!("no exactness line `{prefix}` in\n{stdout}"));
+            assert!(line.contains("pairs by brute; agree: "), "{line}");
+            for imp in all.iter().filter(|&&i| i != Implementation::Brute) {
+                assert!(
+                    line.contains(imp.name()),
+                    "{} not checked: {line}",
+                    imp.name()
+                );
+            }
+        }
+    }
+    for what in [
+        "exact: moving drift n=2,000",
+        "exact: moving teleport n=2,000",
+        "exact: queries area n=2,000",
+        "exact: queries circle n=2,000",
+        "exact: queries point n=2,000",
+    ] {
+        assert!(stdout.contains(what), "no `{what}` in\n{stdout}");
+    }
+
+    check_csv(&dir.join("bench.csv"), all.len());
+    check_markdown(&dir.join("bench.md"));
+    check_png(&dir.join("pairs.png"));
+    check_svg(&dir.join("pairs.svg"));
+}
+
+fn check_csv(path: &Path, implementations: usize) {
+    let text = fs::read_to_string(path).expect("bench.csv exists");
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().expect("a header").split(',').collect();
+    assert_eq!(
+        header,
+        [
+            "benchmark",
+            "layout",
+            "n",
+            "implementation",
+            "median_ms",
+            "samples",
+            "extrapolated",
+            "count",
+            "queries",
+            "queries_per_s"
+        ]
+    );
+    let names: Vec<&str> = Implementation::ALL.iter().map(|i| i.name()).collect();
+    let mut pairs_rows = 0;
+    for line in lines {
+        let f: Vec<&str> = line.split(',').collect();
+        assert_eq!(f.len(), header.len(), "{line}");
+        let n: usize = f[2].parse().expect("n is a count");
+        let ms: f64 = f[4].parse().expect("median_ms is a number");
+        let samples: usize = f[5].parse().expect("samples is a count");
+        let extrapolated: bool = f[6].parse().expect("extrapolated is a bool");
+        let _count: u64 = f[7].parse().expect("count is a count");
+        let queries: usize = f[8].parse().expect("queries is a count");
+        assert!(names.contains(&f[3]), "unknown implementation in {line}");
+        assert!(LAYOUTS.contains(&f[1]), "unknown layout in {line}");
+        assert!(ms > 0.0 && ms.is_finite(), "{line}");
+        assert!(!extrapolated && samples >= 1, "{line}");
+        if f[0] == "pairs" {
+            pairs_rows += 1;
+            assert!([500, 2000].contains(&n), "{line}");
+        } else if f[0].starts_with("query-") {
+            assert_eq!(queries, 200, "{line}");
+            let rate: f64 = f[9].parse().expect("queries_per_s is a number");
+            assert!(rate > 0.0, "{line}");
+        } else {
+            assert!(f[0].starts_with("moving-"), "{line}");
+        }
+    }
+    assert_eq!(pairs_rows, LAYOUTS.len() * 2 * implementations);
+}
+
+fn check_markdown(path: &Path) {
+    let text = fs::read_to_string(path).expect("bench.md exists");
+    for heading in [
+        "## Build + all pairs",
+        "### uniform",
+        "### clustered",
+        "### mixed",
+        "## Moving frame",
+        "## Queries",
+    ] {
+        assert!(text.contains(heading), "no `{heading}` in\n{text}");
+    }
+    assert!(text.contains("| n | pairs | implementation | median (ms) |"));
+    assert!(text.contains("| **quadrat** |"));
+    // Every table row has as many cells as its header.
+    let mut cells = None;
+    for line in text.lines() {
+        if line.starts_with('|') {
+            let count = line.matches('|').count();
+            assert_eq!(*cells.get_or_insert(count), count, "ragged row: {line}");
+        } else {
+            cells = None;
+        }
+    }
+}
+
+fn check_png(path: &Path) {
+    let bytes = fs::read(path).expect("pairs.png exists");
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "PNG signature");
+    assert_eq!(&bytes[12..16], b"IHDR");
+    let width = u32::from_be_bytes(bytes[16..20].try_into().unwrap());
+    let height = u32::from_be_bytes(bytes[20..24].try_into().unwrap());
+    assert!(width >= 640 && height >= 400, "{width} × {height}");
+    assert_eq!(&bytes[bytes.len() - 8..bytes.len() - 4], b"IEND");
+}
+
+fn check_svg(path: &Path) {
+    let text = fs::read_to_string(path).expect("pairs.svg exists");
+    assert!(text.trim_start().starts_with("<svg"), "starts like SVG");
+    assert!(text.trim_end().ends_with("</svg>"), "ends like SVG");
+    for label in ["n (boxes)", "median time (ms)", "quadrat", "uniform layout"] {
+        assert!(text.contains(label), "no `{label}` in the SVG");
+    }
+}
+
+#[test]
+fn bad_arguments_are_refused_with_a_reason() {
+    let output = lab(&["bench", "--n", "ten"]);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("`ten` is not a count"), "{stderr}");
+
+    let output = lab(&["bench", "--impls", "octree"]);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("quadrat"),
+        "lists the possible values: {stderr}"
+    );
+}
