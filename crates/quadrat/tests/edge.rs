@@ -649,3 +649,32 @@ fn update_all_matches_update_for_few_and_many_movers() {
         }
     }
 }
+
+#[test]
+fn a_bulk_batch_with_one_bad_box_changes_nothing() {
+    let mut tree = QuadTree::new(world());
+    let kept = tree.insert_many((0..50).map(|i| (Aabb::from_point([i as f32, 1.0]), i)));
+    let before_pairs = tree.pairs();
+    let before_nodes: Vec<_> = tree.nodes().collect();
+    let batch = (0..500).map(|i| {
+        let b = if i == 499 {
+            Aabb::new([0.0, 0.0], [f32::NAN, 1.0])
+        } else {
+            Aabb::from_point([i as f32 * 0.1, 2.0])
+        };
+        (b, 1000 + i)
+    });
+    assert_eq!(
+        tree.try_insert_many(batch).unwrap_err().to_string(),
+        "max.x is NaN"
+    );
+    tree.validate().unwrap();
+    assert_eq!(tree.len(), 50);
+    assert_eq!(tree.pairs(), before_pairs);
+    assert_eq!(tree.nodes().collect::<Vec<_>>(), before_nodes);
+    assert!(kept.iter().all(|&k| tree.contains_key(k)));
+    let more = tree.insert_many((0..200).map(|i| (Aabb::from_point([i as f32 * 0.2, 3.0]), i)));
+    assert_eq!(tree.len(), 250);
+    assert!(more.iter().all(|&k| tree.contains_key(k)));
+    tree.validate().unwrap();
+}

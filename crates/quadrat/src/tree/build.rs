@@ -58,17 +58,26 @@ impl<T> QuadTree<T> {
         &mut self,
         items: impl IntoIterator<Item = (Aabb, T)>,
     ) -> Result<Vec<Key>, Error> {
-        let items: Vec<(Aabb, T)> = items.into_iter().collect();
-        for (b, _) in &items {
-            b.validate()?;
-        }
-        let bulk = items.len() > 64 && items.len() >= self.len() / 2;
-        let mut keys = Vec::with_capacity(items.len());
+        let items = items.into_iter();
+        let expected = items.size_hint().0;
+        // A batch at least half the tree's size is built in bulk; a smaller
+        // one (or an iterator that does not know its length) goes one by one
+        // until it turns out to be large.
+        let bulk = expected > 64 && expected >= self.len() / 2;
+        let mut keys = Vec::with_capacity(expected);
         if bulk {
             self.pack();
-            self.entries.reserve(items.len());
-            self.slab.reserve(items.len());
+            self.entries.reserve(expected);
+            self.slab.reserve(expected);
+            let packed = self.entries.len();
             for (b, v) in items {
+                if let Err(e) = b.validate() {
+                    // Take back what this call added; the tree is as before.
+                    for entry in self.entries.drain(packed..) {
+                        drop(self.slab.remove_at(entry.owner as usize));
+                    }
+                    return Err(e);
+                }
                 let (key, idx) = self.slab.insert(v, 0, 0);
                 self.entries.push(Entry {
                     aabb: b,
@@ -79,6 +88,10 @@ impl<T> QuadTree<T> {
             self.presort();
             self.build_all();
         } else {
+            let items: Vec<(Aabb, T)> = items.collect();
+            for (b, _) in &items {
+                b.validate()?;
+            }
             for (b, v) in items {
                 let (key, idx) = self.slab.insert(v, super::NONE, super::NONE);
                 self.attach(idx as u32, b);
