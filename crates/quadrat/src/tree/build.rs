@@ -72,10 +72,12 @@ impl<T> QuadTree<T> {
             let packed = self.entries.len();
             for (b, v) in items {
                 if let Err(e) = b.validate() {
-                    // Take back what this call added; the tree is as before.
+                    // Take back what this call added and build the tree
+                    // again from the entries it had: the same tree as before.
                     for entry in self.entries.drain(packed..) {
                         drop(self.slab.remove_at(entry.owner as usize));
                     }
+                    self.build_all();
                     return Err(e);
                 }
                 let (key, idx) = self.slab.insert(v, 0, 0);
@@ -129,7 +131,9 @@ impl<T> QuadTree<T> {
 
     /// Makes the entry array hold exactly the live entries, run after run in
     /// depth-first order. Free when it already does (as after a build
-    /// followed by in-place updates); otherwise one gathering copy.
+    /// followed by in-place updates); otherwise one gathering copy. Leaves
+    /// the nodes' runs and the slots' positions stale: `build_all` must
+    /// follow.
     fn pack(&mut self) {
         let mut packed = self.garbage == 0 && self.entries.len() == self.len();
         let mut w = 0u32;
