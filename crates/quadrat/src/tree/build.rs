@@ -237,7 +237,7 @@ impl<T> QuadTree<T> {
         let node = &self.nodes[n as usize];
         let at_max = node.depth >= self.config.max_depth;
         let cell = node.cell;
-        let kids: [Aabb; 4] = core::array::from_fn(|q| node.child_geometry(q).1);
+        let kids = node.children_loose();
         let mut counts = [0usize; 5];
         if !at_max {
             // One pass computes every entry's destination and remembers it.

@@ -249,6 +249,12 @@ impl Node {
         (cell, loose)
     }
 
+    /// The loose bounds of the four children, whether or not they exist.
+    #[inline]
+    pub(crate) fn children_loose(&self) -> [Aabb; 4] {
+        core::array::from_fn(|q| self.child_geometry(q).1)
+    }
+
     /// Which sides of child `q` lie on the world's border.
     #[inline]
     fn child_edges(&self, q: usize) -> u8 {
