@@ -1,11 +1,12 @@
 //! The classic game loop: every frame, clear the tree, insert every object,
 //! ask each object for its candidates, and run the exact test on them; then
-//! the same frame with `update` and the pair finder instead.
+//! the same frame with `update` and the pair finder instead; and last, the
+//! `CollisionWorld` that does both phases and reports contact events.
 //!
 //! `cargo run --release -p quadrat --example game_loop`
 
 use quadrat::scenario::{Layout, Rng, Scenario};
-use quadrat::{Aabb, Circle, QuadTree, Vec2};
+use quadrat::{Aabb, CollisionWorld, QuadTree, Shape, Vec2};
 use std::time::Instant;
 
 struct Ball {
@@ -18,8 +19,14 @@ impl Ball {
     fn bounds(&self) -> Aabb {
         Aabb::from_center(self.pos, [self.radius, self.radius])
     }
-    fn circle(&self) -> Circle {
-        Circle::new(self.pos, self.radius)
+    fn shape(&self) -> Shape {
+        Shape::Circle {
+            radius: self.radius,
+        }
+    }
+    /// The exact test: do the two discs share a point?
+    fn touches(&self, other: &Ball) -> bool {
+        self.shape().intersects(self.pos, &other.shape(), other.pos)
     }
 }
 
@@ -61,7 +68,7 @@ fn main() {
                 let j = tree[k];
                 if j > i {
                     checks += 1;
-                    hits += usize::from(ball.circle().intersects_circle(&balls[j].circle()));
+                    hits += usize::from(ball.touches(&balls[j]));
                 }
             }
         }
@@ -88,17 +95,38 @@ fn main() {
         let (mut checks, mut hits) = (0usize, 0usize);
         tree.for_each_pair(|a, b| {
             checks += 1;
-            hits += usize::from(
-                balls[tree[a]]
-                    .circle()
-                    .intersects_circle(&balls[tree[b]].circle()),
-            );
+            hits += usize::from(balls[tree[a]].touches(&balls[tree[b]]));
         });
         println!(
             "update+pairs frame {frame}: {checks} exact tests, {hits} collisions, {:.2} ms, {} nodes, depth {}",
             t.elapsed().as_secs_f64() * 1e3,
             tree.node_count(),
             tree.depth()
+        );
+        step(&mut balls, world);
+    }
+
+    // 3. The collision world: bodies with exact shapes; `step` runs the
+    //    broad phase, the exact test, and says which contacts began and ended.
+    let mut bodies = CollisionWorld::new(world);
+    let keys: Vec<_> = balls
+        .iter()
+        .enumerate()
+        .map(|(i, b)| bodies.add(b.shape(), b.pos, 1, 1, i))
+        .collect();
+    for frame in 0..5 {
+        let t = Instant::now();
+        for (ball, &k) in balls.iter().zip(&keys) {
+            bodies.set_position(k, ball.pos);
+        }
+        let events = bodies.step();
+        println!(
+            "world frame {frame}: {} exact tests, {} contacts ({} began, {} ended), {:.2} ms",
+            events.exact_tests,
+            events.contacts.len(),
+            events.began.len(),
+            events.ended.len(),
+            t.elapsed().as_secs_f64() * 1e3
         );
         step(&mut balls, world);
     }

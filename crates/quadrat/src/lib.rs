@@ -16,6 +16,12 @@
 //!   [`contact`](Shape::contact) (normal and depth), [`intersects`](Shape::intersects),
 //!   point queries and ray casts — the narrow phase that runs on each pair
 //!   the tree finds.
+//! - [`CollisionWorld`]: bodies with shapes, positions, collision layers
+//!   and masks; [`step`](CollisionWorld::step) runs the broad phase on a
+//!   quadtree and the exact test on each candidate pair, and reports the
+//!   contacts plus the pairs that **began** and **ended** touching since the
+//!   last step. Shape overlap, point picking, nearest and ray casts with a
+//!   layer mask.
 //! - [`scenario`]: seeded object layouts (uniform, clustered, mixed sizes)
 //!   shared by the tests, the benchmarks and the lab.
 //!
@@ -75,7 +81,7 @@
 //! | `parallel` | `QuadTree::par_for_each_pair` and `QuadTree::par_pairs`: pairs on rayon's thread pool |
 //! | `glam` | conversions between [`Vec2`] and `glam::Vec2` |
 //! | `mint` | conversions between [`Vec2`] and `mint::Point2` / `mint::Vector2` |
-//! | `serde` | `Serialize` / `Deserialize` for the geometry types, [`Shape`], [`Key`] and [`Config`] |
+//! | `serde` | `Serialize` / `Deserialize` for the geometry types, [`Shape`], [`Key`], [`Config`], [`Body`] and [`ContactPair`] |
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]

@@ -458,10 +458,10 @@ fn ray_capsule(o: Vec2, u: Vec2, s: &Segment, r: f32) -> Option<RayHit> {
         }
     }
     for end in [s.c - s.h, s.c + s.h] {
-        if let Some(hit) = ray_disc(o, u, end, r) {
-            if best.is_none_or(|b| hit.dist < b.dist) {
-                best = Some(hit);
-            }
+        if let Some(hit) = ray_disc(o, u, end, r)
+            && best.is_none_or(|b| hit.dist < b.dist)
+        {
+            best = Some(hit);
         }
     }
     best

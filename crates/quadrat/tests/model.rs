@@ -262,7 +262,7 @@ fn run(config: Config, ops: Vec<(Op, Probe)>) -> Result<(), TestCaseError> {
             Op::Rebuild => tree.rebuild(),
             Op::UpdateAll(dx, dy, jumps) => {
                 let new_box = |v: u32, b: Aabb| {
-                    if v % 7 == 0 {
+                    if v.is_multiple_of(7) {
                         jumps[v as usize % jumps.len()]
                     } else {
                         b.translate([dx, dy])

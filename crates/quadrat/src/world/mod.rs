@@ -69,6 +69,7 @@ impl Filter {
 /// assert_eq!(body.aabb(), Aabb::new([4.0, 4.0], [6.0, 6.0]));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Body {
     /// The shape, in local coordinates (centred on `position`).
     pub shape: Shape,
@@ -82,6 +83,12 @@ pub struct Body {
 
 impl Body {
     /// The tight bounding box of the body's shape at its position.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, Body, Shape, Vec2};
+    /// let body = Body { shape: Shape::Point, position: Vec2::new(1.0, 2.0), layer: 1, mask: 1 };
+    /// assert_eq!(body.aabb(), Aabb::from_point([1.0, 2.0]));
+    /// ```
     #[inline]
     #[must_use]
     pub fn aabb(&self) -> Aabb {
@@ -289,8 +296,10 @@ impl<T> CollisionWorld<T> {
         value: T,
     ) -> Result<Key, Error> {
         let pos = position.into();
-        let b = checked_box(&shape, pos)?;
-        let key = self.tree.try_insert(b, value)?;
+        check_position(pos)?;
+        shape.validate()?;
+        // The tree refuses a box that is not finite.
+        let key = self.tree.try_insert(broad_box(&shape, pos), value)?;
         let idx = key.index() as usize;
         if idx >= self.placed.len() {
             self.placed.resize(idx + 1, (Shape::Point, Vec2::ZERO));
@@ -355,14 +364,13 @@ impl<T> CollisionWorld<T> {
     /// ```
     pub fn try_set_position(&mut self, key: Key, position: impl Into<Vec2>) -> Result<(), Error> {
         let pos = position.into();
+        check_position(pos)?;
         if !self.tree.contains_key(key) {
-            check_position(pos)?;
             return Err(Error::StaleKey);
         }
         let idx = key.index() as usize;
-        let shape = self.placed[idx].0;
-        let b = checked_box(&shape, pos)?;
-        self.tree.try_update(key, b)?;
+        self.tree
+            .try_update(key, broad_box(&self.placed[idx].0, pos))?;
         self.placed[idx].1 = pos;
         Ok(())
     }
@@ -404,14 +412,13 @@ impl<T> CollisionWorld<T> {
     /// assert_eq!(world.shape(k), Some(ball));
     /// ```
     pub fn try_set_shape(&mut self, key: Key, shape: Shape) -> Result<(), Error> {
+        shape.validate()?;
         if !self.tree.contains_key(key) {
-            shape.validate()?;
             return Err(Error::StaleKey);
         }
         let idx = key.index() as usize;
-        let pos = self.placed[idx].1;
-        let b = checked_box(&shape, pos)?;
-        self.tree.try_update(key, b)?;
+        self.tree
+            .try_update(key, broad_box(&shape, self.placed[idx].1))?;
         self.placed[idx].0 = shape;
         Ok(())
     }
@@ -461,6 +468,16 @@ impl<T> CollisionWorld<T> {
     }
 
     /// A body's shape, position, layer and mask; `None` for a stale key.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, CollisionWorld, Shape, Vec2};
+    /// let mut world = CollisionWorld::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    /// let k = world.add(Shape::Point, [1.0, 2.0], 4, 6, ());
+    /// let body = world.body(k).unwrap();
+    /// assert_eq!((body.shape, body.position, body.layer, body.mask), (Shape::Point, Vec2::new(1.0, 2.0), 4, 6));
+    /// world.remove(k);
+    /// assert_eq!(world.body(k), None);
+    /// ```
     #[must_use]
     pub fn body(&self, key: Key) -> Option<Body> {
         self.tree.contains_key(key).then(|| self.body_at(key))
@@ -481,24 +498,53 @@ impl<T> CollisionWorld<T> {
     }
 
     /// A body's shape; `None` for a stale key.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, CollisionWorld, Shape};
+    /// let mut world = CollisionWorld::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    /// let k = world.add(Shape::Circle { radius: 2.0 }, [1.0, 2.0], 1, 1, ());
+    /// assert_eq!(world.shape(k), Some(Shape::Circle { radius: 2.0 }));
+    /// ```
     #[must_use]
     pub fn shape(&self, key: Key) -> Option<Shape> {
         self.body(key).map(|b| b.shape)
     }
 
     /// A body's position; `None` for a stale key.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, CollisionWorld, Shape, Vec2};
+    /// let mut world = CollisionWorld::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    /// let k = world.add(Shape::Point, [1.0, 2.0], 1, 1, ());
+    /// assert_eq!(world.position(k), Some(Vec2::new(1.0, 2.0)));
+    /// ```
     #[must_use]
     pub fn position(&self, key: Key) -> Option<Vec2> {
         self.body(key).map(|b| b.position)
     }
 
     /// A body's layer bits; `None` for a stale key.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, CollisionWorld, Shape};
+    /// let mut world = CollisionWorld::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    /// let k = world.add(Shape::Point, [1.0, 2.0], 0b100, 0b011, ());
+    /// assert_eq!((world.layer(k), world.mask(k)), (Some(0b100), Some(0b011)));
+    /// ```
     #[must_use]
     pub fn layer(&self, key: Key) -> Option<u32> {
         self.body(key).map(|b| b.layer)
     }
 
     /// A body's mask bits; `None` for a stale key.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, CollisionWorld, Shape};
+    /// let mut world = CollisionWorld::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    /// let k = world.add(Shape::Point, [1.0, 2.0], 1, 0b110, ());
+    /// world.remove(k);
+    /// assert_eq!(world.mask(k), None);
+    /// ```
     #[must_use]
     pub fn mask(&self, key: Key) -> Option<u32> {
         self.body(key).map(|b| b.mask)
@@ -535,18 +581,44 @@ impl<T> CollisionWorld<T> {
     }
 
     /// A body's value, mutably; `None` for a stale key.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, CollisionWorld, Shape};
+    /// let mut world = CollisionWorld::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    /// let k = world.add(Shape::Point, [1.0, 1.0], 1, 1, String::from("crate"));
+    /// world.get_mut(k).unwrap().push_str("-1");
+    /// assert_eq!(world[k], "crate-1");
+    /// ```
     #[must_use]
     pub fn get_mut(&mut self, key: Key) -> Option<&mut T> {
         self.tree.get_mut(key)
     }
 
     /// `true` when `key` names a live body of this world.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, CollisionWorld, Shape};
+    /// let mut world = CollisionWorld::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    /// let k = world.add(Shape::Point, [1.0, 1.0], 1, 1, ());
+    /// assert!(world.contains_key(k));
+    /// world.remove(k);
+    /// assert!(!world.contains_key(k));
+    /// ```
     #[must_use]
     pub fn contains_key(&self, key: Key) -> bool {
         self.tree.contains_key(key)
     }
 
     /// Number of bodies.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, CollisionWorld, Shape};
+    /// let mut world = CollisionWorld::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    /// assert!(world.is_empty());
+    /// world.add(Shape::Point, [1.0, 1.0], 1, 1, ());
+    /// assert_eq!(world.len(), 1);
+    /// assert!(!world.is_empty());
+    /// ```
     #[must_use]
     pub fn len(&self) -> usize {
         self.tree.len()
@@ -602,6 +674,15 @@ impl<T> CollisionWorld<T> {
     }
 
     /// The keys of all bodies, in order.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, CollisionWorld, Shape};
+    /// let mut world = CollisionWorld::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    /// let a = world.add(Shape::Point, [1.0, 1.0], 1, 1, "a");
+    /// let b = world.add(Shape::Point, [2.0, 1.0], 1, 1, "b");
+    /// assert_eq!(world.keys().collect::<Vec<_>>(), [a, b]);
+    /// assert_eq!(world.values().copied().collect::<Vec<_>>(), ["a", "b"]);
+    /// ```
     pub fn keys(&self) -> impl Iterator<Item = Key> + '_ {
         self.tree.keys()
     }
@@ -672,13 +753,4 @@ fn check_position(pos: Vec2) -> Result<(), Error> {
         }
     }
     Ok(())
-}
-
-/// The broad-phase box of a shape at a position, after checking both.
-fn checked_box(shape: &Shape, pos: Vec2) -> Result<Aabb, Error> {
-    check_position(pos)?;
-    shape.validate()?;
-    let b = broad_box(shape, pos);
-    b.validate()?;
-    Ok(b)
 }

@@ -85,7 +85,7 @@ impl<T> CollisionWorld<T> {
                 out.push((key, c));
             }
         });
-        out.sort_unstable_by(|x, y| x.0.cmp(&y.0));
+        out.sort_unstable_by_key(|x| x.0);
         out
     }
 

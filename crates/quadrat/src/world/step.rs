@@ -22,6 +22,7 @@ use core::cmp::Ordering;
 /// assert_eq!(pair.keys(), (a, b));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct ContactPair {
     /// The smaller key.
     pub a: Key,
@@ -82,6 +83,11 @@ pub(crate) struct StepBuffers {
     previous: Vec<ContactPair>,
     began: Vec<ContactPair>,
     ended: Vec<(Key, Key)>,
+    /// The pairs that passed the broad phase and the layer filter, and the
+    /// scratch space of their sort: a buffer and a counter per slot.
+    pairs: Vec<(Key, Key)>,
+    sorted: Vec<(Key, Key)>,
+    counts: Vec<u32>,
     candidates: usize,
     exact_tests: usize,
 }
@@ -89,6 +95,51 @@ pub(crate) struct StepBuffers {
 #[inline]
 fn by_keys(x: &ContactPair, y: &ContactPair) -> Ordering {
     x.a.cmp(&y.a).then(x.b.cmp(&y.b))
+}
+
+/// Sorts `pairs` (with `a < b` each) by key pair, in time linear in their
+/// number plus `slots` (one more than the largest key index): a counting
+/// sort by `a`'s index into `scratch`, then each run of equal `a` (short) by
+/// `b`'s index. Within one step every key is live and has its own index, so
+/// indices order the keys as the keys do.
+fn sort_pairs(
+    pairs: &mut Vec<(Key, Key)>,
+    scratch: &mut Vec<(Key, Key)>,
+    counts: &mut Vec<u32>,
+    slots: usize,
+) {
+    if pairs.len() < 64 {
+        pairs.sort_unstable();
+        return;
+    }
+    counts.clear();
+    counts.resize(slots + 1, 0);
+    for p in pairs.iter() {
+        counts[p.0.index() as usize + 1] += 1;
+    }
+    let mut sum = 0;
+    for c in counts.iter_mut() {
+        sum += *c;
+        *c = sum;
+    }
+    // `counts[i]` is now where the run of `a.index() == i` starts.
+    scratch.clear();
+    scratch.extend_from_slice(pairs);
+    for p in pairs.iter() {
+        let at = &mut counts[p.0.index() as usize];
+        scratch[*at as usize] = *p;
+        *at += 1;
+    }
+    // `counts[i]` is now where that run ends, and the next one starts.
+    let mut start = 0;
+    for &end in &counts[..slots] {
+        let end = end as usize;
+        if end - start > 1 {
+            scratch[start..end].sort_unstable_by_key(|p| p.1.index());
+        }
+        start = end;
+    }
+    core::mem::swap(pairs, scratch);
 }
 
 impl<T> CollisionWorld<T> {
@@ -99,9 +150,12 @@ impl<T> CollisionWorld<T> {
     ///    intersect, once.
     /// 2. Filter: a pair whose layers do not interact (see
     ///    [`CollisionWorld`]) is dropped right there, by two array reads.
-    /// 3. Exact test: [`Shape::contact`](crate::Shape::contact) on the rest.
-    /// 4. The contacts are sorted by key pair and compared with the previous
-    ///    step's, giving the pairs that began and ended.
+    /// 3. The pairs left are sorted by key pair (a counting sort, linear
+    ///    in their number).
+    /// 4. Exact test: [`Shape::contact`](crate::Shape::contact) on each, in
+    ///    that order, which gives the contacts sorted.
+    /// 5. The contacts are compared with the previous step's, giving the
+    ///    pairs that began and ended.
     ///
     /// The returned [`Events`] borrow the world mutably; to look bodies up
     /// while going through them, call [`events`](CollisionWorld::events)
@@ -123,8 +177,9 @@ impl<T> CollisionWorld<T> {
     /// assert_eq!(events.contacts[0].keys(), (w1, p));
     /// // The normal points from the wall (the smaller key) to the player.
     /// assert_eq!(events.contacts[0].contact.normal, quadrat::Vec2::new(-1.0, 0.0));
-    /// // Three box pairs touch; the two wall-against-player pairs are tested.
-    /// assert_eq!((events.candidates, events.exact_tests), (3, 2));
+    /// // Two pairs of boxes touch; the layers let only wall against player
+    /// // through to the exact test.
+    /// assert_eq!((events.candidates, events.exact_tests), (2, 1));
     ///
     /// // Reading the world while going through the events:
     /// world.step();
@@ -139,24 +194,29 @@ impl<T> CollisionWorld<T> {
         s.began.clear();
         s.ended.clear();
 
-        let (placed, filters, out) = (&self.placed, &self.filters, &mut s.contacts);
-        let (mut candidates, mut exact_tests) = (0, 0);
+        // Broad phase and filter: the candidate pairs, sorted, so that the
+        // exact tests read the bodies in order and give sorted contacts.
+        let (placed, filters, pairs) = (&self.placed, &self.filters, &mut s.pairs);
+        pairs.clear();
+        let mut candidates = 0;
         self.tree.for_each_pair(|a, b| {
             candidates += 1;
-            let (ia, ib) = (a.index() as usize, b.index() as usize);
-            if !filters[ia].interacts(filters[ib]) {
-                return;
-            }
-            exact_tests += 1;
-            let (sa, pa) = &placed[ia];
-            let (sb, pb) = &placed[ib];
-            if let Some(contact) = sa.contact(*pa, sb, *pb) {
-                out.push(ContactPair { a, b, contact });
+            if filters[a.index() as usize].interacts(filters[b.index() as usize]) {
+                pairs.push((a, b));
             }
         });
-        out.sort_unstable_by(by_keys);
+        sort_pairs(pairs, &mut s.sorted, &mut s.counts, placed.len());
         s.candidates = candidates;
-        s.exact_tests = exact_tests;
+        s.exact_tests = pairs.len();
+
+        // Exact tests.
+        for &(a, b) in pairs.iter() {
+            let (sa, pa) = &placed[a.index() as usize];
+            let (sb, pb) = &placed[b.index() as usize];
+            if let Some(contact) = sa.contact(*pa, sb, *pb) {
+                s.contacts.push(ContactPair { a, b, contact });
+            }
+        }
 
         // Merge the two sorted lists.
         let (now, then) = (&s.contacts, &s.previous);

@@ -1,0 +1,964 @@
+//! The collision world against brute force: random sequences of add, move,
+//! reshape, layer changes, remove and step, checked after every operation
+//! against every pair of bodies run through `Shape::contact` with the layer
+//! rule; queries against testing every body; bad input; determinism.
+
+use proptest::prelude::*;
+use quadrat::scenario::{Layout, Rng, Scenario};
+use quadrat::{
+    Aabb, Body, CollisionWorld, Config, Contact, ContactPair, Error, Key, Ray, RayHit, Shape, Vec2,
+};
+use std::collections::{HashMap, HashSet};
+
+const WORLD: Aabb = Aabb {
+    min: Vec2 { x: 0.0, y: 0.0 },
+    max: Vec2 { x: 100.0, y: 100.0 },
+};
+
+// ---------------------------------------------------------------------------
+// Strategies
+
+/// Coordinates that make ties and exact touching likely: a coarse grid (so
+/// that integer sizes touch exactly), split lines, and arbitrary values, now
+/// and then outside the world.
+fn coord() -> impl Strategy<Value = f32> {
+    prop_oneof![
+        4 => (0..=20i32).prop_map(|i| i as f32 * 5.0),
+        1 => (0..=16i32).prop_map(|i| i as f32 * 6.25),
+        3 => 0.0f32..100.0,
+        1 => -150.0f32..250.0,
+    ]
+}
+
+fn pos() -> impl Strategy<Value = Vec2> {
+    (coord(), coord()).prop_map(|(x, y)| Vec2::new(x, y))
+}
+
+fn size() -> impl Strategy<Value = f32> {
+    prop_oneof![
+        1 => Just(0.0f32),
+        3 => (1..=5i32).prop_map(|i| i as f32 * 2.5),
+        3 => 0.0f32..8.0,
+        1 => 8.0f32..60.0,
+    ]
+}
+
+fn shape() -> impl Strategy<Value = Shape> {
+    prop_oneof![
+        4 => size().prop_map(|radius| Shape::Circle { radius }),
+        3 => (size(), size()).prop_map(|(x, y)| Shape::Aabb { half_extents: Vec2::new(x, y) }),
+        1 => Just(Shape::Point),
+        2 => (-6.0f32..6.0, -6.0f32..6.0, size()).prop_map(|(x, y, radius)| Shape::Capsule {
+            half_segment: Vec2::new(x, y),
+            radius,
+        }),
+    ]
+}
+
+/// Few layer bits, so that filtering in and out both happen often.
+fn bits() -> impl Strategy<Value = u32> {
+    prop_oneof![
+        3 => Just(u32::MAX),
+        4 => 0u32..8,
+        1 => any::<u32>(),
+    ]
+}
+
+#[derive(Clone, Debug)]
+enum Op {
+    Add(Shape, Vec2, u32, u32),
+    /// A circle placed exactly touching body `i` (if it is round) along a
+    /// random direction, nudged by a few units in the last place.
+    AddTouching(usize, f32, f32, i32),
+    Remove(usize),
+    RemoveStale(usize),
+    Move(usize, Vec2),
+    Nudge(usize, f32, f32),
+    Reshape(usize, Shape),
+    SetLayer(usize, u32),
+    SetMask(usize, u32),
+    BadAdd(u8),
+    BadMove(usize, u8),
+    BadShape(usize),
+    Step,
+    Clear,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        10 => (shape(), pos(), bits(), bits()).prop_map(|(s, p, l, m)| Op::Add(s, p, l, m)),
+        2 => (any::<usize>(), 0.0f32..7.0, 0.5f32..6.0, -3i32..4)
+            .prop_map(|(i, a, r, n)| Op::AddTouching(i, a, r, n)),
+        2 => any::<usize>().prop_map(Op::Remove),
+        1 => any::<usize>().prop_map(Op::RemoveStale),
+        3 => (any::<usize>(), pos()).prop_map(|(i, p)| Op::Move(i, p)),
+        3 => (any::<usize>(), -2.0f32..2.0, -2.0f32..2.0).prop_map(|(i, x, y)| Op::Nudge(i, x, y)),
+        2 => (any::<usize>(), shape()).prop_map(|(i, s)| Op::Reshape(i, s)),
+        2 => (any::<usize>(), bits()).prop_map(|(i, l)| Op::SetLayer(i, l)),
+        2 => (any::<usize>(), bits()).prop_map(|(i, m)| Op::SetMask(i, m)),
+        1 => any::<u8>().prop_map(Op::BadAdd),
+        1 => (any::<usize>(), any::<u8>()).prop_map(|(i, b)| Op::BadMove(i, b)),
+        1 => any::<usize>().prop_map(Op::BadShape),
+        6 => Just(Op::Step),
+        1 => Just(Op::Clear),
+    ]
+}
+
+#[derive(Clone, Debug)]
+struct Probe {
+    shape: Shape,
+    pos: Vec2,
+    point: Vec2,
+    mask: u32,
+    k: usize,
+    ray: Ray,
+    max_dist: f32,
+}
+
+fn probe() -> impl Strategy<Value = Probe> {
+    (
+        (shape(), pos(), pos(), bits()),
+        (0usize..10, pos(), -1.0f32..1.0, -1.0f32..1.0, 0u8..4),
+    )
+        .prop_map(
+            |((shape, pos, point, mask), (k, origin, dx, dy, kind))| Probe {
+                shape,
+                pos,
+                point,
+                mask,
+                k,
+                // Axis-aligned rays now and then: they graze edges exactly.
+                ray: Ray::new(
+                    origin,
+                    if kind == 0 {
+                        [dx.signum(), 0.0]
+                    } else {
+                        [dx, dy]
+                    },
+                ),
+                max_dist: if kind == 1 {
+                    f32::INFINITY
+                } else {
+                    20.0 + 300.0 * dx.abs()
+                },
+            },
+        )
+}
+
+fn config() -> impl Strategy<Value = Config> {
+    prop_oneof![
+        Just(Config::default()),
+        (1usize..6, 0u8..10).prop_map(|(max_items, max_depth)| Config {
+            max_items,
+            max_depth
+        }),
+    ]
+}
+
+// ---------------------------------------------------------------------------
+// The model
+
+#[derive(Default)]
+struct Model {
+    live: Vec<(Key, Body, u32)>,
+    dead: Vec<Key>,
+    /// The contacts the model found at its last step.
+    contacts: Vec<ContactPair>,
+}
+
+fn brute_contacts(live: &[(Key, Body, u32)]) -> Vec<ContactPair> {
+    let mut sorted: Vec<&(Key, Body, u32)> = live.iter().collect();
+    sorted.sort_by_key(|e| e.0);
+    let mut out = Vec::new();
+    for (i, (ka, a, _)) in sorted.iter().enumerate() {
+        for (kb, b, _) in &sorted[i + 1..] {
+            let rule = (a.layer & b.mask) != 0 && (b.layer & a.mask) != 0;
+            if !rule {
+                continue;
+            }
+            if let Some(contact) = a.shape.contact(a.position, &b.shape, b.position) {
+                out.push(ContactPair {
+                    a: *ka,
+                    b: *kb,
+                    contact,
+                });
+            }
+        }
+    }
+    out
+}
+
+impl Model {
+    fn step(&mut self) -> (Vec<ContactPair>, Vec<ContactPair>, Vec<(Key, Key)>) {
+        let now = brute_contacts(&self.live);
+        let now_keys: HashSet<(Key, Key)> = now.iter().map(ContactPair::keys).collect();
+        let then_keys: HashSet<(Key, Key)> = self.contacts.iter().map(ContactPair::keys).collect();
+        let began = now
+            .iter()
+            .filter(|c| !then_keys.contains(&c.keys()))
+            .copied()
+            .collect();
+        let ended = self
+            .contacts
+            .iter()
+            .map(ContactPair::keys)
+            .filter(|k| !now_keys.contains(k))
+            .collect();
+        self.contacts = now.clone();
+        (now, began, ended)
+    }
+
+    fn on(&self, mask: u32) -> impl Iterator<Item = &(Key, Body, u32)> {
+        self.live.iter().filter(move |e| e.1.layer & mask != 0)
+    }
+}
+
+/// The next `f32` up or down from a finite `v`.
+fn next_f32(v: f32, up: bool) -> f32 {
+    if v == 0.0 {
+        let tiny = f32::from_bits(1);
+        return if up { tiny } else { -tiny };
+    }
+    let bits = v.to_bits();
+    f32::from_bits(if (v > 0.0) == up { bits + 1 } else { bits - 1 })
+}
+
+fn sorted_keys(mut v: Vec<Key>) -> Vec<Key> {
+    v.sort_unstable();
+    v
+}
+
+/// Every query against testing every body.
+fn check_queries(
+    world: &CollisionWorld<u32>,
+    model: &Model,
+    p: &Probe,
+) -> Result<(), TestCaseError> {
+    // Overlap: keys and contacts.
+    let expect: Vec<(Key, Contact)> = {
+        let mut v: Vec<(Key, Contact)> = model
+            .on(p.mask)
+            .filter_map(|(k, b, _)| {
+                p.shape
+                    .contact(p.pos, &b.shape, b.position)
+                    .map(|c| (*k, c))
+            })
+            .collect();
+        v.sort_by_key(|e| e.0);
+        v
+    };
+    prop_assert_eq!(
+        world.overlap_contacts(&p.shape, p.pos, p.mask),
+        expect.clone()
+    );
+    let keys: Vec<Key> = expect.iter().map(|e| e.0).collect();
+    prop_assert_eq!(world.overlap(&p.shape, p.pos, p.mask), keys);
+
+    // Pick.
+    let expect = sorted_keys(
+        model
+            .on(p.mask)
+            .filter(|(_, b, _)| b.shape.contains_point(b.position, p.point))
+            .map(|e| e.0)
+            .collect(),
+    );
+    prop_assert_eq!(world.pick(p.point, p.mask), expect);
+
+    // Nearest: all bodies by (exact distance, key), the first k.
+    let mut by_dist: Vec<(Key, f32)> = model
+        .on(p.mask)
+        .map(|(k, b, _)| (*k, b.shape.distance_to_point(b.position, p.point)))
+        .collect();
+    by_dist.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+    by_dist.truncate(p.k);
+    prop_assert_eq!(world.nearest(p.point, p.k, p.mask), by_dist);
+
+    // Ray casts: every body hit, by (distance, key); the first of them.
+    let mut hits: Vec<(Key, RayHit)> = model
+        .on(p.mask)
+        .filter_map(|(k, b, _)| {
+            b.shape
+                .raycast(b.position, p.ray, p.max_dist)
+                .map(|h| (*k, h))
+        })
+        .collect();
+    hits.sort_by(|a, b| a.1.dist.total_cmp(&b.1.dist).then(a.0.cmp(&b.0)));
+    prop_assert_eq!(
+        world.raycast(p.ray, p.max_dist, p.mask),
+        hits.first().copied()
+    );
+    prop_assert_eq!(world.raycast_all(p.ray, p.max_dist, p.mask), hits);
+    Ok(())
+}
+
+/// Accessors, iteration and stale keys.
+fn check_bodies(world: &CollisionWorld<u32>, model: &Model) -> Result<(), TestCaseError> {
+    prop_assert_eq!(world.len(), model.live.len());
+    prop_assert_eq!(world.is_empty(), model.live.is_empty());
+    for &(k, b, v) in &model.live {
+        prop_assert_eq!(world.body(k), Some(b));
+        prop_assert_eq!(world.get(k), Some(&v));
+        prop_assert_eq!(world.aabb(k), Some(b.aabb()));
+        // The broad-phase box holds the shape's box.
+        prop_assert!(world.tree().aabb(k).unwrap().contains(&b.aabb()));
+    }
+    for &k in &model.dead {
+        prop_assert!(!world.contains_key(k));
+        prop_assert_eq!(world.body(k), None);
+        prop_assert_eq!(world.get(k), None);
+    }
+    let mut iterated: Vec<(Key, Body, u32)> = world.iter().map(|(k, b, v)| (k, b, *v)).collect();
+    let mut expect = model.live.clone();
+    expect.sort_by_key(|e| e.0);
+    prop_assert!(
+        iterated.windows(2).all(|w| w[0].0 < w[1].0),
+        "iter not in key order"
+    );
+    iterated.sort_by_key(|e| e.0);
+    prop_assert_eq!(iterated, expect);
+    Ok(())
+}
+
+fn pick_live(model: &Model, i: usize) -> Option<usize> {
+    (!model.live.is_empty()).then(|| i % model.live.len())
+}
+
+fn bad_pos(b: u8) -> (Vec2, &'static str) {
+    match b % 4 {
+        0 => (Vec2::new(f32::NAN, 1.0), "position.x is NaN"),
+        1 => (Vec2::new(1.0, f32::NAN), "position.y is NaN"),
+        2 => (Vec2::new(f32::INFINITY, 1.0), "position.x is infinite"),
+        _ => (Vec2::new(1.0, f32::NEG_INFINITY), "position.y is infinite"),
+    }
+}
+
+fn run(config: Config, ops: Vec<(Op, Probe)>) -> Result<(), TestCaseError> {
+    let mut world = CollisionWorld::with_config(WORLD, config);
+    let mut model = Model::default();
+    let mut next = 0u32;
+    for (op, probe) in ops {
+        match op {
+            Op::Add(shape, pos, layer, mask) => {
+                let k = world.add(shape, pos, layer, mask, next);
+                let body = Body {
+                    shape,
+                    position: pos,
+                    layer,
+                    mask,
+                };
+                model.live.push((k, body, next));
+                next += 1;
+            }
+            Op::AddTouching(i, angle, r, ulps) => {
+                let Some(i) = pick_live(&model, i) else {
+                    continue;
+                };
+                let Shape::Circle { radius } = model.live[i].1.shape else {
+                    continue;
+                };
+                let c = model.live[i].1.position;
+                let d = radius + r;
+                let mut p = c + Vec2::new(angle.cos(), angle.sin()) * d;
+                for _ in 0..ulps.unsigned_abs() {
+                    let step = |v: f32| next_f32(v, ulps > 0);
+                    p = Vec2::new(step(p.x), p.y);
+                }
+                let shape = Shape::Circle { radius: r };
+                let k = world.add(shape, p, 1, u32::MAX, next);
+                let body = Body {
+                    shape,
+                    position: p,
+                    layer: 1,
+                    mask: u32::MAX,
+                };
+                model.live.push((k, body, next));
+                next += 1;
+            }
+            Op::Remove(i) => {
+                let Some(i) = pick_live(&model, i) else {
+                    continue;
+                };
+                let (k, _, v) = model.live.swap_remove(i);
+                prop_assert_eq!(world.remove(k), Some(v));
+                model.dead.push(k);
+            }
+            Op::RemoveStale(i) => {
+                if model.dead.is_empty() {
+                    continue;
+                }
+                let k = model.dead[i % model.dead.len()];
+                prop_assert_eq!(world.remove(k), None);
+                prop_assert!(!world.set_position(k, [1.0, 1.0]));
+                prop_assert!(!world.set_shape(k, Shape::Point));
+                prop_assert!(!world.set_layer(k, 1));
+                prop_assert!(!world.set_mask(k, 1));
+                prop_assert_eq!(world.try_set_position(k, [1.0, 1.0]), Err(Error::StaleKey));
+                prop_assert_eq!(world.try_set_shape(k, Shape::Point), Err(Error::StaleKey));
+            }
+            Op::Move(i, p) => {
+                let Some(i) = pick_live(&model, i) else {
+                    continue;
+                };
+                prop_assert!(world.set_position(model.live[i].0, p));
+                model.live[i].1.position = p;
+            }
+            Op::Nudge(i, dx, dy) => {
+                let Some(i) = pick_live(&model, i) else {
+                    continue;
+                };
+                let p = model.live[i].1.position + Vec2::new(dx, dy);
+                prop_assert!(world.set_position(model.live[i].0, p));
+                model.live[i].1.position = p;
+            }
+            Op::Reshape(i, s) => {
+                let Some(i) = pick_live(&model, i) else {
+                    continue;
+                };
+                prop_assert!(world.set_shape(model.live[i].0, s));
+                model.live[i].1.shape = s;
+            }
+            Op::SetLayer(i, l) => {
+                let Some(i) = pick_live(&model, i) else {
+                    continue;
+                };
+                prop_assert!(world.set_layer(model.live[i].0, l));
+                model.live[i].1.layer = l;
+            }
+            Op::SetMask(i, m) => {
+                let Some(i) = pick_live(&model, i) else {
+                    continue;
+                };
+                prop_assert!(world.set_mask(model.live[i].0, m));
+                model.live[i].1.mask = m;
+            }
+            Op::BadAdd(b) => {
+                let (p, msg) = bad_pos(b);
+                let err = world.try_add(Shape::Point, p, 1, 1, 0).unwrap_err();
+                prop_assert_eq!(err.to_string(), msg);
+                let bad = Shape::Circle {
+                    radius: -1.0 - f32::from(b),
+                };
+                let err = world.try_add(bad, [1.0, 1.0], 1, 1, 0).unwrap_err();
+                let negative = matches!(
+                    err,
+                    Error::Negative {
+                        field: "radius",
+                        ..
+                    }
+                );
+                prop_assert!(negative, "{:?}", err);
+            }
+            Op::BadMove(i, b) => {
+                let Some(i) = pick_live(&model, i) else {
+                    continue;
+                };
+                let (p, msg) = bad_pos(b);
+                let err = world.try_set_position(model.live[i].0, p).unwrap_err();
+                prop_assert_eq!(err.to_string(), msg);
+            }
+            Op::BadShape(i) => {
+                let Some(i) = pick_live(&model, i) else {
+                    continue;
+                };
+                let bad = Shape::Aabb {
+                    half_extents: Vec2::new(1.0, f32::NAN),
+                };
+                let err = world.try_set_shape(model.live[i].0, bad).unwrap_err();
+                prop_assert_eq!(err.to_string(), "half_extents.y is NaN");
+            }
+            Op::Step => {
+                let (contacts, began, ended) = model.step();
+                let events = world.step();
+                prop_assert_eq!(events.contacts, &contacts[..]);
+                prop_assert_eq!(events.began, &began[..]);
+                prop_assert_eq!(events.ended, &ended[..]);
+                let events = world.events(); // the same, readable until the next step
+                prop_assert_eq!(events.contacts, &contacts[..]);
+                prop_assert_eq!(events.ended, &ended[..]);
+            }
+            Op::Clear => {
+                world.clear();
+                model.dead.extend(model.live.drain(..).map(|e| e.0));
+            }
+        }
+        check_bodies(&world, &model)?;
+        check_queries(&world, &model, &probe)?;
+    }
+    // A final step always agrees too.
+    let (contacts, began, ended) = model.step();
+    let events = world.step();
+    prop_assert_eq!(events.contacts, &contacts[..]);
+    prop_assert_eq!(events.began, &began[..]);
+    prop_assert_eq!(events.ended, &ended[..]);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn world_matches_brute_force(config in config(), ops in prop::collection::vec((op(), probe()), 1..100)) {
+        run(config, ops)?;
+    }
+
+    /// Many bodies on few spots: duplicates and ties everywhere.
+    #[test]
+    fn duplicates_and_ties(
+        spots in prop::collection::vec((shape(), (0..4i32, 0..4i32)), 1..40),
+        probes in prop::collection::vec(probe(), 1..8),
+    ) {
+        let mut world = CollisionWorld::with_config(WORLD, Config { max_items: 2, max_depth: 6 });
+        let mut model = Model::default();
+        for (i, (shape, (x, y))) in spots.into_iter().enumerate() {
+            let p = Vec2::new(40.0 + x as f32 * 5.0, 40.0 + y as f32 * 5.0);
+            let layer = 1 << (i % 3);
+            let k = world.add(shape, p, layer, u32::MAX, i as u32);
+            model.live.push((k, Body { shape, position: p, layer, mask: u32::MAX }, i as u32));
+        }
+        let (contacts, _, _) = model.step();
+        prop_assert_eq!(world.step().contacts, &contacts[..]);
+        for mut probe in probes {
+            // Probes at the same spots, and rays along the grid lines.
+            probe.point = Vec2::new(40.0 + (probe.k % 4) as f32 * 5.0, probe.point.y.clamp(30.0, 70.0));
+            check_queries(&world, &model, &probe)?;
+            probe.ray = Ray::new([0.0, 40.0 + (probe.k % 4) as f32 * 5.0], [1.0, 0.0]);
+            check_queries(&world, &model, &probe)?;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Hand-written cases
+
+fn ball(r: f32) -> Shape {
+    Shape::Circle { radius: r }
+}
+
+/// Circles that `Shape::contact` says touch (depth 0 or within a few ulps),
+/// whose tight `f32` boxes miss each other, are still found by the step.
+#[test]
+fn exactly_touching_circles_are_never_lost() {
+    let mut rng = Rng::new(99);
+    let mut world = CollisionWorld::new(Aabb::new([0.0, 0.0], [1000.0, 1000.0]));
+    let mut expected = 0usize;
+    let mut boxes_miss = 0usize;
+    for _ in 0..20_000 {
+        world.clear();
+        let ra = rng.range(0.1, 30.0);
+        let rb = rng.range(0.1, 30.0);
+        let pa = Vec2::new(rng.range(0.0, 1000.0), rng.range(0.0, 1000.0));
+        // Along an axis (where the boxes touch too) or any direction.
+        let dir = match rng.below(3) {
+            0 => Vec2::new(1.0, 0.0),
+            1 => Vec2::new(0.0, -1.0),
+            _ => {
+                let t = rng.range(0.0, std::f32::consts::TAU);
+                Vec2::new(t.cos(), t.sin())
+            }
+        };
+        let mut pb = pa + dir * (ra + rb);
+        // A few units in the last place either way.
+        for _ in 0..rng.below(4) {
+            pb = if rng.below(2) == 0 {
+                Vec2::new(next_f32(pb.x, true), next_f32(pb.y, false))
+            } else {
+                Vec2::new(next_f32(pb.x, false), next_f32(pb.y, true))
+            };
+        }
+        let a = world.add(ball(ra), pa, 1, 1, ());
+        let b = world.add(ball(rb), pb, 1, 1, ());
+        let exact = ball(ra).contact(pa, &ball(rb), pb);
+        let contacts = world.step().contacts;
+        match exact {
+            Some(c) => {
+                expected += 1;
+                assert_eq!(contacts, &[ContactPair { a, b, contact: c }]);
+                if !ball(ra).aabb(pa).intersects(&ball(rb).aabb(pb)) {
+                    boxes_miss += 1;
+                }
+            }
+            None => assert!(contacts.is_empty()),
+        }
+    }
+    // The test means something: many touching pairs, and some of them
+    // would be lost by the tight boxes.
+    assert!(expected > 5_000, "{expected}");
+    assert!(
+        boxes_miss > 0,
+        "no pair with missing tight boxes was generated"
+    );
+}
+
+#[test]
+fn layer_rule_is_symmetric_and_needs_both_sides() {
+    let mut world = CollisionWorld::new(WORLD);
+    let at = [10.0, 10.0];
+    let player = world.add(ball(1.0), at, 0b0001, 0b0110, "player");
+    let enemy = world.add(ball(1.0), at, 0b0010, 0b0001, "enemy");
+    let wall = world.add(ball(1.0), at, 0b0100, 0b1000, "wall"); // wall ignores the player
+    let sensor = world.add(ball(1.0), at, 0, u32::MAX, "sensor"); // on no layer
+    let contacts: Vec<(Key, Key)> = world
+        .step()
+        .contacts
+        .iter()
+        .map(ContactPair::keys)
+        .collect();
+    assert_eq!(contacts, vec![(player, enemy)]);
+    // Queries filter by the body's layer only.
+    assert_eq!(world.pick(at, 0b0100), vec![wall]);
+    assert_eq!(world.pick(at, u32::MAX), vec![player, enemy, wall]);
+    assert_eq!(world.pick(at, 0), vec![]);
+    assert!(!world.pick(at, u32::MAX).contains(&sensor));
+    // Let the wall see the player: now it interacts.
+    world.set_mask(wall, 0b0001);
+    let events = world.step();
+    assert_eq!(events.began.len(), 1);
+    assert_eq!(events.began[0].keys(), (player, wall));
+}
+
+#[test]
+fn events_follow_moves_reshapes_removals_and_reuse() {
+    let mut world = CollisionWorld::new(WORLD);
+    let a = world.add(ball(1.0), [10.0, 10.0], 1, 1, 'a');
+    let b = world.add(ball(1.0), [12.0, 10.0], 1, 1, 'b');
+    let e = world.step();
+    assert_eq!((e.contacts.len(), e.began.len(), e.ended.len()), (1, 1, 0));
+    assert_eq!(e.contacts[0].contact.depth, 0.0); // touching counts
+
+    // Shrinking b ends the contact; growing it again begins a new one.
+    world.set_shape(b, ball(0.5));
+    assert_eq!(world.step().ended, &[(a, b)]);
+    world.set_shape(b, ball(2.0));
+    let e = world.step();
+    assert_eq!(e.began.len(), 1);
+    assert_eq!(e.began[0].contact.depth, 1.0);
+
+    // Removing b, and adding c in its slot: the pair (a, b) ends, (a, c) begins.
+    world.remove(b);
+    let c = world.add(ball(1.0), [11.0, 10.0], 1, 1, 'c');
+    assert_eq!(c.index(), b.index());
+    assert_ne!(c, b);
+    let e = world.step();
+    assert_eq!(e.ended, &[(a, b)]);
+    assert_eq!(
+        e.began.iter().map(ContactPair::keys).collect::<Vec<_>>(),
+        vec![(a, c)]
+    );
+    // Nothing changes: nothing begins or ends.
+    let e = world.step();
+    assert_eq!((e.contacts.len(), e.began.len(), e.ended.len()), (1, 0, 0));
+}
+
+#[test]
+fn bad_input_is_refused_and_changes_nothing() {
+    let mut world = CollisionWorld::new(WORLD);
+    let k = world.add(ball(1.0), [5.0, 5.0], 1, 1, 0);
+    let other = world.add(ball(1.0), [6.0, 5.0], 1, 1, 1);
+    world.step();
+    let before: Vec<_> = world.iter().map(|(k, b, v)| (k, b, *v)).collect();
+    let bad_shapes = [
+        (ball(-1.0), "radius (-1) is negative"),
+        (ball(f32::NAN), "radius is NaN"),
+        (
+            Shape::Aabb {
+                half_extents: Vec2::new(-0.5, 1.0),
+            },
+            "half_extents.x (-0.5) is negative",
+        ),
+        (
+            Shape::Capsule {
+                half_segment: Vec2::new(f32::INFINITY, 0.0),
+                radius: 1.0,
+            },
+            "half_segment.x is infinite",
+        ),
+    ];
+    for (s, msg) in bad_shapes {
+        assert_eq!(
+            world
+                .try_add(s, [1.0, 1.0], 1, 1, 9)
+                .unwrap_err()
+                .to_string(),
+            msg
+        );
+        assert_eq!(world.try_set_shape(k, s).unwrap_err().to_string(), msg);
+    }
+    assert_eq!(
+        world
+            .try_add(ball(1.0), [f32::NAN, 0.0], 1, 1, 9)
+            .unwrap_err()
+            .to_string(),
+        "position.x is NaN"
+    );
+    assert_eq!(
+        world
+            .try_set_position(k, [0.0, f32::NAN])
+            .unwrap_err()
+            .to_string(),
+        "position.y is NaN"
+    );
+    // So large that its box is not finite.
+    let huge = world
+        .try_add(ball(f32::MAX), [f32::MAX, 0.0], 1, 1, 9)
+        .unwrap_err();
+    assert!(matches!(huge, Error::NonFinite { .. }), "{huge:?}");
+    let after: Vec<_> = world.iter().map(|(k, b, v)| (k, b, *v)).collect();
+    assert_eq!(before, after);
+    let e = world.step();
+    assert_eq!((e.contacts.len(), e.began.len(), e.ended.len()), (1, 0, 0));
+    let _ = other;
+
+    // Queries: invalid input finds nothing.
+    let all = u32::MAX;
+    assert_eq!(world.overlap(&ball(-1.0), [5.0, 5.0], all), vec![]);
+    assert_eq!(world.overlap(&ball(1.0), [f32::NAN, 5.0], all), vec![]);
+    assert_eq!(
+        world.overlap_contacts(&ball(f32::NAN), [5.0, 5.0], all),
+        vec![]
+    );
+    assert_eq!(world.pick([f32::NAN, 5.0], all), vec![]);
+    assert_eq!(world.nearest([5.0, 5.0], 0, all), vec![]);
+    assert_eq!(world.nearest([f32::INFINITY, 5.0], 3, all), vec![]);
+    assert_eq!(world.nearest([5.0, 5.0], 3, all).len(), 2); // fewer than k bodies
+    let zero = Ray::new([0.0, 5.0], [0.0, 0.0]);
+    assert_eq!(world.raycast(zero, 100.0, all), None);
+    assert_eq!(world.raycast_all(zero, 100.0, all), vec![]);
+    let ray = Ray::new([0.0, 5.0], [1.0, 0.0]);
+    assert_eq!(world.raycast(ray, f32::NAN, all), None);
+    assert_eq!(world.raycast(ray, -1.0, all), None);
+    assert_eq!(
+        world.raycast(Ray::new([f32::NAN, 5.0], [1.0, 0.0]), 100.0, all),
+        None
+    );
+    assert_eq!(world.raycast(ray, f32::INFINITY, all).unwrap().0, k);
+    assert_eq!(world.raycast(ray, 100.0, 0), None); // mask 0 finds nothing
+}
+
+#[test]
+#[should_panic(expected = "position.x is NaN")]
+fn add_panics_on_nan() {
+    let mut world = CollisionWorld::new(WORLD);
+    world.add(Shape::Point, [f32::NAN, 0.0], 1, 1, ());
+}
+
+#[test]
+#[should_panic(expected = "radius (-2) is negative")]
+fn set_shape_panics_on_negative_radius() {
+    let mut world = CollisionWorld::new(WORLD);
+    let k = world.add(Shape::Point, [1.0, 0.0], 1, 1, ());
+    world.set_shape(k, ball(-2.0));
+}
+
+#[test]
+#[should_panic(expected = "position.y is infinite")]
+fn set_position_panics_on_infinity() {
+    let mut world = CollisionWorld::new(WORLD);
+    let k = world.add(Shape::Point, [1.0, 0.0], 1, 1, ());
+    world.set_position(k, [1.0, f32::INFINITY]);
+}
+
+#[test]
+fn ray_from_inside_and_nearest_inside() {
+    let mut world = CollisionWorld::new(WORLD);
+    let big = world.add(
+        Shape::Aabb {
+            half_extents: Vec2::new(10.0, 10.0),
+        },
+        [50.0, 50.0],
+        1,
+        1,
+        (),
+    );
+    let small = world.add(ball(1.0), [55.0, 50.0], 1, 1, ());
+    let ray = Ray::new([50.0, 50.0], [2.0, 0.0]);
+    let hits = world.raycast_all(ray, 100.0, u32::MAX);
+    assert_eq!(hits.len(), 2);
+    assert_eq!(
+        hits[0],
+        (
+            big,
+            RayHit {
+                dist: 0.0,
+                normal: Vec2::new(-1.0, 0.0)
+            }
+        )
+    );
+    assert_eq!(
+        hits[1],
+        (
+            small,
+            RayHit {
+                dist: 4.0,
+                normal: Vec2::new(-1.0, 0.0)
+            }
+        )
+    );
+    // Inside both: distance 0 twice, ties by key.
+    assert_eq!(
+        world.nearest([55.0, 50.0], 5, u32::MAX),
+        vec![(big, 0.0), (small, 0.0)]
+    );
+}
+
+/// Translates keys to their order of creation, so that two worlds (whose
+/// keys differ by a per-tree seed) can be compared.
+struct Names(HashMap<Key, usize>);
+
+impl Names {
+    fn of(&self, k: Key) -> usize {
+        self.0[&k]
+    }
+    fn pairs(&self, v: &[ContactPair]) -> Vec<(usize, usize, Contact)> {
+        v.iter()
+            .map(|c| (self.of(c.a), self.of(c.b), c.contact))
+            .collect()
+    }
+}
+
+/// A scripted run: returns every step's results and query answers, keys
+/// named by creation order.
+fn scripted(seed: u64) -> Vec<String> {
+    let s = Scenario::new(Layout::Clustered, 600, seed);
+    let mut rng = Rng::new(seed);
+    let mut world = CollisionWorld::new(s.world);
+    let mut names = Names(HashMap::new());
+    let mut keys = Vec::new();
+    let mut log = Vec::new();
+    for (i, b) in s.boxes().into_iter().enumerate() {
+        let shape = match i % 4 {
+            0 => ball(b.width() * 0.6),
+            1 => Shape::Aabb {
+                half_extents: b.size() * 0.5,
+            },
+            2 => Shape::Capsule {
+                half_segment: Vec2::new(b.width() * 0.4, 1.0),
+                radius: 2.0,
+            },
+            _ => Shape::Point,
+        };
+        let k = world.add(shape, b.center(), 1 << (i % 3), 0b011, i);
+        names.0.insert(k, i);
+        keys.push(k);
+    }
+    for frame in 0..12 {
+        for &k in &keys {
+            if world.contains_key(k) {
+                let p = world.position(k).unwrap();
+                world.set_position(k, p + Vec2::new(rng.range(-3.0, 3.0), rng.range(-3.0, 3.0)));
+            }
+        }
+        if frame % 3 == 0 {
+            let victim = keys[rng.below(keys.len() as u64) as usize];
+            world.remove(victim);
+        }
+        let e = world.step();
+        log.push(format!(
+            "{:?} {:?} {:?}",
+            names.pairs(e.contacts),
+            names.pairs(e.began),
+            e.ended
+                .iter()
+                .map(|&(a, b)| (names.of(a), names.of(b)))
+                .collect::<Vec<_>>()
+        ));
+        let p = Vec2::new(rng.range(0.0, 1000.0), rng.range(0.0, 1000.0));
+        let near: Vec<_> = world
+            .nearest(p, 5, u32::MAX)
+            .into_iter()
+            .map(|(k, d)| (names.of(k), d))
+            .collect();
+        let ray = Ray::new(p, [rng.range(-1.0, 1.0), rng.range(-1.0, 1.0)]);
+        let hits: Vec<_> = world
+            .raycast_all(ray, 500.0, u32::MAX)
+            .into_iter()
+            .map(|(k, h)| (names.of(k), h))
+            .collect();
+        let over: Vec<_> = world
+            .overlap(&ball(40.0), p, 0b01)
+            .into_iter()
+            .map(|k| names.of(k))
+            .collect();
+        log.push(format!("{near:?} {hits:?} {over:?}"));
+    }
+    log
+}
+
+#[test]
+fn the_same_calls_give_the_same_results() {
+    let a = scripted(5);
+    let b = scripted(5);
+    assert_eq!(a, b);
+    assert!(a.iter().any(|l| l.len() > 100), "the run found nothing");
+    assert_ne!(a, scripted(6));
+}
+
+/// Hundreds of bodies of every kind, moving for several frames, against
+/// brute force: deep trees, bodies straddling nodes, many touching pairs.
+#[test]
+fn larger_random_world_matches_brute_force() {
+    for layout in Layout::ALL {
+        let s = Scenario::with_overlaps(layout, 1500, 3, 6.0);
+        let mut rng = Rng::new(17);
+        let mut world = CollisionWorld::new(s.world);
+        let mut model = Model::default();
+        for (i, b) in s.boxes().into_iter().enumerate() {
+            let h = b.size() * 0.5;
+            let shape = match i % 4 {
+                0 => ball(h.x),
+                1 => Shape::Aabb { half_extents: h },
+                2 => Shape::Capsule {
+                    half_segment: Vec2::new(h.x * 0.7, -h.y * 0.3),
+                    radius: h.x * 0.3,
+                },
+                _ => Shape::Point,
+            };
+            let (layer, mask) = (1 << (i % 4), if i % 5 == 0 { 0b0101 } else { u32::MAX });
+            let k = world.add(shape, b.center(), layer, mask, i as u32);
+            model.live.push((
+                k,
+                Body {
+                    shape,
+                    position: b.center(),
+                    layer,
+                    mask,
+                },
+                i as u32,
+            ));
+        }
+        for _ in 0..4 {
+            for e in &mut model.live {
+                e.1.position += Vec2::new(rng.range(-2.0, 2.0), rng.range(-2.0, 2.0));
+                world.set_position(e.0, e.1.position);
+            }
+            let (contacts, began, ended) = model.step();
+            let events = world.step();
+            assert!(contacts.len() > 100, "{}", contacts.len());
+            assert_eq!(events.contacts, &contacts[..]);
+            assert_eq!(events.began, &began[..]);
+            assert_eq!(events.ended, &ended[..]);
+        }
+    }
+}
+
+#[cfg(feature = "serde")]
+#[test]
+fn bodies_and_contacts_round_trip_through_serde() {
+    let mut world = CollisionWorld::new(WORLD);
+    world.add(ball(1.0), [10.0, 10.0], 1, 3, ());
+    world.add(
+        Shape::Aabb {
+            half_extents: Vec2::new(1.0, 2.0),
+        },
+        [11.5, 10.0],
+        2,
+        1,
+        (),
+    );
+    let pair = world.step().contacts[0];
+    let text = serde_json::to_string(&pair).unwrap();
+    assert_eq!(serde_json::from_str::<ContactPair>(&text).unwrap(), pair);
+    for (_, body, _) in world.iter() {
+        let text = serde_json::to_string(&body).unwrap();
+        assert_eq!(serde_json::from_str::<Body>(&text).unwrap(), body);
+    }
+}

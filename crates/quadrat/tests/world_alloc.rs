@@ -1,0 +1,115 @@
+//! The collision world's steady state allocates nothing: frames of moving
+//! bodies and steps, once its buffers have grown, and the `_into` queries.
+
+use quadrat::scenario::{Layout, Scenario};
+use quadrat::{CollisionWorld, Key, Shape, Vec2};
+use std::alloc::{GlobalAlloc, Layout as MemLayout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+struct Counting;
+
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: forwards to the system allocator unchanged; only counts calls.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: MemLayout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: MemLayout) {
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: MemLayout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn allocations_during(f: impl FnOnce()) -> usize {
+    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    f();
+    ALLOCATIONS.load(Ordering::Relaxed) - before
+}
+
+// One test function: the counter is global, and tests run on threads.
+#[test]
+fn steady_state_steps_allocate_nothing() {
+    let s = Scenario::new(Layout::Clustered, 20_000, 11);
+    let mut world = CollisionWorld::new(s.world);
+    let mut bodies: Vec<(Key, Vec2)> = Vec::new();
+    for (i, b) in s.boxes().into_iter().enumerate() {
+        let shape = match i % 3 {
+            0 => Shape::Circle {
+                radius: b.width() * 0.6,
+            },
+            1 => Shape::Aabb {
+                half_extents: b.size() * 0.5,
+            },
+            _ => Shape::Capsule {
+                half_segment: Vec2::new(b.width() * 0.4, 0.0),
+                radius: b.width() * 0.2,
+            },
+        };
+        let k = world.add(shape, b.center(), 1 << (i % 2), u32::MAX, i);
+        bodies.push((k, b.center()));
+    }
+    // Every body circles around its start with a period of 16 frames, each
+    // with its own phase, so that pairs begin and end.
+    let move_all = |world: &mut CollisionWorld<usize>, f: u32| {
+        for (i, &(k, p)) in bodies.iter().enumerate() {
+            let t = (f + i as u32 % 16) as f32 * core::f32::consts::TAU / 16.0;
+            world.set_position(k, p + Vec2::new(t.cos(), t.sin()) * 3.0);
+        }
+    };
+    // Warm up over two periods: the buffers grow to their working sizes.
+    for f in 0..32 {
+        move_all(&mut world, f);
+        world.step();
+    }
+    let (mut in_steps, mut in_moves) = (0, 0);
+    let mut seen = (0, 0, 0);
+    for f in 32..48 {
+        in_moves += allocations_during(|| move_all(&mut world, f));
+        in_steps += allocations_during(|| {
+            let e = world.step();
+            seen = (
+                seen.0 + e.contacts.len(),
+                seen.1 + e.began.len(),
+                seen.2 + e.ended.len(),
+            );
+        });
+    }
+    assert!(
+        seen.0 > 10_000 && seen.1 > 1000 && seen.2 > 1000,
+        "{seen:?}"
+    );
+    assert_eq!(
+        in_steps, 0,
+        "a period of steady steps allocated {in_steps} times"
+    );
+    // Moving 20,000 bodies a frame: the tree re-packs its entry array now
+    // and then (one allocation), never more than once a frame.
+    assert!(
+        in_moves <= 16,
+        "a period of moves allocated {in_moves} times"
+    );
+
+    // Queries into reused buffers allocate nothing.
+    let mut out = Vec::with_capacity(1024);
+    let probe = Shape::Circle { radius: 8.0 };
+    let n = allocations_during(|| {
+        for &(_, p) in bodies.iter().take(2000) {
+            out.clear();
+            world.overlap_into(&probe, p, u32::MAX, &mut out);
+            world.pick_into(p, 1, &mut out);
+        }
+    });
+    assert!(!out.is_empty());
+    assert_eq!(n, 0, "queries into a reused buffer allocated");
+}
