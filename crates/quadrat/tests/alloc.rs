@@ -80,11 +80,15 @@ fn steady_state_allocates_nothing() {
             tree.update(k, b.translate([t.sin() * 3.0, t.cos() * 3.0]));
         }
     };
-    for f in 0..20 {
-        frame(&mut tree, f as f32 * 0.3);
+    // Steady state: the same two frames again and again, until every
+    // buffer has grown to what they need; then that switch costs nothing.
+    for _ in 0..10 {
+        frame(&mut tree, 0.0);
+        frame(&mut tree, 0.3);
     }
+    frame(&mut tree, 0.0);
     let n = allocations_during(|| frame(&mut tree, 0.3));
     tree.validate().unwrap();
-    assert!(n <= 2, "a repeated frame allocated {n} times");
+    assert_eq!(n, 0, "a repeated frame allocated {n} times");
     let _ = Aabb::default();
 }

@@ -978,32 +978,43 @@ impl<T> QuadTree<T> {
         }
     }
 
-    /// Re-packs the entry array (see [`QuadTree::maybe_compact`]).
+    /// Re-packs the entry array in place, without allocating once warm: runs
+    /// are moved left in the order in which they sit (so no run overwrites
+    /// one not yet moved), each reserving exactly its length.
     #[cold]
     fn compact(&mut self) {
-        let live = self.entries.len() - self.garbage;
-        let mut entries = Vec::with_capacity(live + live / 4 + 64);
+        let mut order = core::mem::take(&mut self.splits);
+        order.clear();
         let mut stack = NodeStack::with_root();
         while let Some(n) = stack.pop() {
-            let node = &mut self.nodes[n as usize];
-            let (start, len) = (node.start as usize, node.len as usize);
-            let cap = if len == 0 { 0 } else { (len + len / 4).max(4) };
-            let new_start = entries.len();
-            entries.extend_from_slice(&self.entries[start..start + len]);
-            entries.resize(new_start + cap, Entry::VACANT);
-            node.start = new_start as u32;
-            node.cap = cap as u32;
-            for (i, e) in entries[new_start..new_start + len].iter().enumerate() {
-                self.slab.slots[e.owner as usize].pos = (new_start + i) as u32;
+            let node = &self.nodes[n as usize];
+            if node.cap > 0 {
+                order.push(n);
             }
             if !node.is_leaf() {
-                for q in (0..4).rev() {
+                for q in 0..4 {
                     stack.push(node.children + q);
                 }
             }
         }
-        self.entries = entries;
+        order.sort_unstable_by_key(|&n| self.nodes[n as usize].start);
+        let mut w = 0usize;
+        for &n in &order {
+            let node = &mut self.nodes[n as usize];
+            let (start, len) = (node.start as usize, node.len as usize);
+            node.start = w as u32;
+            node.cap = len as u32;
+            if start != w {
+                self.entries.copy_within(start..start + len, w);
+                for p in w..w + len {
+                    self.set_pos(p);
+                }
+            }
+            w += len;
+        }
+        self.entries.truncate(w);
         self.garbage = 0;
+        self.splits = order;
     }
 
     /// Takes a block of four nodes (from the free list or the end of the
