@@ -3,39 +3,13 @@
 
 use quadrat::scenario::{Layout, Scenario};
 use quadrat::{Aabb, Circle, QuadTree};
-use std::alloc::{GlobalAlloc, Layout as MemLayout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-struct Counting;
+mod common;
 
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: forwards to the system allocator unchanged; only counts calls.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: MemLayout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: MemLayout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: MemLayout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+use common::allocations_during;
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn allocations_during(f: impl FnOnce()) -> usize {
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
-    f();
-    ALLOCATIONS.load(Ordering::Relaxed) - before
-}
+static GLOBAL: common::Counting = common::Counting;
 
 // One test function: the counter is global, and tests run on threads.
 #[test]

@@ -189,9 +189,14 @@ impl Edges {
 
 impl Node {
     pub(crate) fn root(world: Aabb) -> Node {
-        let mut root = Node {
-            cell: world,
-            loose: loose_of(&world),
+        Node::new(world, loose_of(&world), 0, Edges::ALL)
+    }
+
+    /// An empty leaf with the given geometry.
+    fn new(cell: Aabb, loose: Aabb, depth: u8, edges: u8) -> Node {
+        let mut node = Node {
+            cell,
+            loose,
             children: NONE,
             start: 0,
             len: 0,
@@ -199,11 +204,11 @@ impl Node {
             load: 0,
             tight: EMPTY,
             inner: EMPTY,
-            depth: 0,
-            edges: Edges::ALL,
+            depth,
+            edges,
         };
-        root.inner = root.inner_bounds();
-        root
+        node.inner = node.inner_bounds();
+        node
     }
 
     /// The union of the four children's loose bounds.
@@ -1023,21 +1028,7 @@ impl<T> QuadTree<T> {
         let parent = &self.nodes[n as usize];
         let kids: [Node; 4] = core::array::from_fn(|q| {
             let (cell, loose) = parent.child_geometry(q);
-            let mut kid = Node {
-                cell,
-                loose,
-                children: NONE,
-                start: 0,
-                len: 0,
-                cap: 0,
-                load: 0,
-                tight: EMPTY,
-                inner: EMPTY,
-                depth: parent.depth + 1,
-                edges: parent.child_edges(q),
-            };
-            kid.inner = kid.inner_bounds();
-            kid
+            Node::new(cell, loose, parent.depth + 1, parent.child_edges(q))
         });
         let first = match self.free_blocks.pop() {
             Some(first) => {
