@@ -103,3 +103,8 @@ pub use crate::key::Key;
 pub use crate::shape::{Contact, RayHit, Shape};
 pub use crate::tree::{Config, MAX_DEPTH, NodeView, QuadTree, Query, Region};
 pub use crate::world::{Body, CollisionWorld, ContactPair, Events};
+
+/// The README's examples, compiled and run as doctests.
+#[doc = include_str!("../../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
