@@ -41,6 +41,8 @@ fn quick_bench_checks_exactness_and_writes_every_output() {
         "2k",
         "--queries",
         "200",
+        "--nearest-k",
+        "5",
         "--out",
         dir.to_str().expect("a UTF-8 path"),
     ]);
@@ -77,6 +79,30 @@ fn quick_bench_checks_exactness_and_writes_every_output() {
     ] {
         assert!(stdout.contains(what), "no `{what}` in\n{stdout}");
     }
+    // Nearest and ray casts were checked against brute force, and the peers
+    // that answer them agreed (up to ties, which the line would name).
+    let peers = cfg!(feature = "peers");
+    for (what, peer) in [
+        (
+            "exact: queries nearest n=2,000: 200 points, k = 5, 1,000 boxes found by brute; agree: ",
+            "rstar",
+        ),
+        ("exact: queries raycast n=2,000: 200 rays, ", "parry2d"),
+    ] {
+        let agree = if peers {
+            vec![peer, "quadrat"]
+        } else {
+            vec!["quadrat"]
+        };
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(what))
+            .unwrap_or_else(|| panic!("no `{what}` in\n{stdout}"));
+        let (_, agreed) = line.split_once("; agree: ").expect("an agree list");
+        for name in agree {
+            assert!(agreed.contains(name), "{name} not checked: {line}");
+        }
+    }
 
     check_csv(&dir.join("bench.csv"), all.len());
     check_markdown(&dir.join("bench.md"));
@@ -105,6 +131,7 @@ fn check_csv(path: &Path, implementations: usize) {
     );
     let names: Vec<&str> = Implementation::ALL.iter().map(|i| i.name()).collect();
     let mut pairs_rows = 0;
+    let mut query_kinds = Vec::new();
     for line in lines {
         let f: Vec<&str> = line.split(',').collect();
         assert_eq!(f.len(), header.len(), "{line}");
@@ -112,7 +139,7 @@ fn check_csv(path: &Path, implementations: usize) {
         let ms: f64 = f[4].parse().expect("median_ms is a number");
         let samples: usize = f[5].parse().expect("samples is a count");
         let extrapolated: bool = f[6].parse().expect("extrapolated is a bool");
-        let _count: u64 = f[7].parse().expect("count is a count");
+        let count: u64 = f[7].parse().expect("count is a count");
         let queries: usize = f[8].parse().expect("queries is a count");
         assert!(names.contains(&f[3]), "unknown implementation in {line}");
         assert!(LAYOUTS.contains(&f[1]), "unknown layout in {line}");
@@ -125,11 +152,26 @@ fn check_csv(path: &Path, implementations: usize) {
             assert_eq!(queries, 200, "{line}");
             let rate: f64 = f[9].parse().expect("queries_per_s is a number");
             assert!(rate > 0.0, "{line}");
+            query_kinds.push(f[0].to_owned());
+            if f[0] == "query-nearest" {
+                assert_eq!(count, 5 * 200, "k = 5 boxes per query: {line}");
+            }
         } else {
             assert!(f[0].starts_with("moving-"), "{line}");
         }
     }
     assert_eq!(pairs_rows, LAYOUTS.len() * 2 * implementations);
+    query_kinds.dedup();
+    assert_eq!(
+        query_kinds,
+        [
+            "query-area",
+            "query-circle",
+            "query-point",
+            "query-nearest",
+            "query-raycast"
+        ]
+    );
 }
 
 fn check_markdown(path: &Path) {
@@ -145,6 +187,11 @@ fn check_markdown(path: &Path) {
         assert!(text.contains(heading), "no `{heading}` in\n{text}");
     }
     assert!(text.contains("| n | pairs | implementation | median (ms) |"));
+    if cfg!(feature = "peers") {
+        for row in ["| nearest | rstar |", "| raycast | parry2d |"] {
+            assert!(text.contains(row), "no `{row}` in\n{text}");
+        }
+    }
     assert!(text.contains("| **quadrat** |"));
     // Every table row has as many cells as its header.
     let mut cells = None;

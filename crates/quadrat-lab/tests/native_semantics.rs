@@ -1,4 +1,5 @@
-//! Pins down how each library treats boundary contacts when used directly,
+//! Pins down how each library treats boundary contacts, and how rstar and
+//! parry2d measure nearest and ray-cast distances, when used directly,
 //! without the adapters' corrections. The adapters rely on these findings;
 //! the module docs of each adapter (`src/bench/peers/`) summarise them.
 
@@ -194,4 +195,81 @@ fn broccoli_colliding_pairs_are_exact_on_edge_case_scenes() {
         let world = [0.0, 0.0, common::WORLD, common::WORLD];
         assert_eq!(got, Brute::build(world, &scene).pairs());
     }
+}
+
+/// rstar's squared distance from a point to a box is quadrat's, bit for bit:
+/// 0 inside and on the edge, else the clamped difference squared and summed.
+#[test]
+fn rstar_box_distance_is_quadrats_squared() {
+    use rstar::AABB;
+    let mut rng = quadrat::scenario::Rng::new(5);
+    for _ in 0..100_000 {
+        let (x, y) = (rng.range(0.0, 100.0), rng.range(0.0, 100.0));
+        let (w, h) = (rng.range(0.0, 30.0), rng.range(0.0, 30.0));
+        let p = match rng.below(3) {
+            0 => [x + w, rng.range(y, y + h)],
+            _ => [rng.range(-20.0, 150.0), rng.range(-20.0, 150.0)],
+        };
+        let ours = quadrat::Aabb::new([x, y], [x + w, y + h]);
+        let theirs = AABB::from_corners([x, y], [x + w, y + h]).distance_2(&p);
+        assert_eq!(
+            theirs.to_bits(),
+            ours.distance_squared_to_point(p).to_bits()
+        );
+        assert_eq!(theirs.sqrt(), ours.distance_to_point(p));
+    }
+}
+
+/// parry2d's ray-box test gives quadrat's distance, bit for bit, when both
+/// get the same unit direction; inside the box it is 0 (solid).
+#[test]
+fn parry_ray_box_distance_is_quadrats() {
+    use parry2d::query::{Ray, RayCast};
+    use quadrat_lab::bench::probe::unit_direction;
+    let mut rng = quadrat::scenario::Rng::new(6);
+    let mut hits = 0;
+    for _ in 0..100_000 {
+        let Some(d) = unit_direction(rng.range(0.0, core::f32::consts::TAU)) else {
+            continue;
+        };
+        let o = [rng.range(-50.0, 150.0), rng.range(-50.0, 150.0)];
+        let b = [
+            rng.range(0.0, 100.0),
+            rng.range(0.0, 100.0),
+            rng.range(0.0, 100.0),
+            rng.range(0.0, 100.0),
+        ];
+        let b = [
+            b[0].min(b[2]),
+            b[1].min(b[3]),
+            b[0].max(b[2]),
+            b[1].max(b[3]),
+        ];
+        let ours = quadrat::Ray::new(o, d).intersect_aabb(&quadrat::Aabb::from(b), 300.0);
+        let ray = Ray::new(Vector::new(o[0], o[1]), Vector::new(d[0], d[1]));
+        let theirs = parry_aabb(&b).cast_local_ray(&ray, 300.0, true);
+        assert_eq!(theirs, ours, "{o:?} → {d:?}, {b:?}");
+        hits += usize::from(ours.is_some());
+    }
+    assert!(hits > 10_000, "{hits} hits");
+}
+
+/// `Bvh::cast_ray` keeps a hit only when it is strictly nearer than the
+/// maximum: a box exactly at the maximum distance is missed, so the adapter
+/// passes the maximum one ulp up.
+#[test]
+fn parry_cast_ray_maximum_is_exclusive() {
+    use parry2d::query::{Ray, RayCast};
+    let boxes = [[5.0, 0.0, 6.0, 1.0], [8.0, 0.0, 9.0, 1.0]];
+    let leaves: Vec<_> = boxes.iter().map(parry_aabb).collect();
+    let bvh = Bvh::from_leaves(BvhBuildStrategy::Binned, &leaves);
+    let ray = Ray::new(Vector::new(0.0, 0.5), Vector::new(1.0, 0.0));
+    let cast = |max: f32| {
+        bvh.cast_ray(&ray, max, |i, best| {
+            leaves[i as usize].cast_local_ray(&ray, best, true)
+        })
+    };
+    assert_eq!(cast(5.0), None);
+    assert_eq!(cast(5.0f32.next_up()), Some((0, 5.0)));
+    assert_eq!(cast(100.0), Some((0, 5.0)));
 }

@@ -16,7 +16,7 @@ pub enum Part {
     Pairs,
     /// Update + all pairs, frame after frame.
     Moving,
-    /// Area, circle and point queries.
+    /// Area, circle, point, nearest and ray-cast queries.
     Queries,
 }
 
@@ -78,6 +78,10 @@ pub struct Args {
     #[arg(long, value_name = "N", value_parser = parse_count)]
     pub queries: Option<usize>,
 
+    /// Boxes asked for by each nearest query [default: 10].
+    #[arg(long, value_name = "K", value_parser = parse_count)]
+    pub nearest_k: Option<usize>,
+
     /// Seed of the scenes, motions and queries.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -102,6 +106,7 @@ pub(super) struct Settings {
     pub(super) frames: usize,
     pub(super) query_n: usize,
     pub(super) queries: usize,
+    pub(super) nearest_k: usize,
     pub(super) seed: u64,
     pub(super) out: PathBuf,
 }
@@ -159,6 +164,7 @@ impl Settings {
             frames: pick(args.frames, 10, 5).max(1),
             query_n: pick(args.query_n, 1_000_000, 100_000).max(1),
             queries: pick(args.queries, 10_000, 10_000).max(1),
+            nearest_k: args.nearest_k.unwrap_or(10),
             seed: args.seed,
             out: args.out.clone(),
         }

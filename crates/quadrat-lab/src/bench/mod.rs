@@ -13,13 +13,16 @@
 //! - **moving**: every frame, update the index to the boxes' new places and
 //!   find all pairs; boxes drift, or drift while 1% teleport.
 //! - **queries**: batches of area queries (every implementation) and of
-//!   circle and point queries (quadrat and rstar), about 10 hits each.
+//!   circle and point queries (quadrat and rstar), about 10 hits each; of
+//!   the k nearest boxes to a point (quadrat and rstar); and of the first box
+//!   a ray hits (quadrat and parry2d).
 //!
 //! Results go to standard output and to `--out`: `bench.md` (the tables),
 //! `bench.csv` (every figure) and `pairs.png` / `pairs.svg` (time against n,
 //! log–log, one line per implementation).
 
 mod args;
+mod closest;
 mod exact;
 mod implementation;
 mod moving;
@@ -27,6 +30,7 @@ pub mod ours;
 mod pairs;
 pub mod peers;
 mod plot;
+pub mod probe;
 mod progress;
 mod queries;
 mod record;

@@ -5,11 +5,13 @@
 //! only the library's public API: build is [`QuadTree::insert_many`] (the
 //! bulk build) into a tree over the scene's world, all pairs is
 //! [`QuadTree::for_each_pair`] (or [`QuadTree::par_pairs_unordered`]), a
-//! range query is [`QuadTree::query`], and a moving frame is one
-//! [`QuadTree::update_all`] with the new boxes. A fresh tree hands out slot
-//! indices in insertion order, so a key's [`Key::index`] is its box's index.
+//! range query is [`QuadTree::query`], the k nearest boxes are
+//! [`QuadTree::nearest`], the first box a ray hits is [`QuadTree::raycast`],
+//! and a moving frame is one [`QuadTree::update_all`] with the new boxes. A
+//! fresh tree hands out slot indices in insertion order, so a key's
+//! [`Key::index`] is its box's index.
 
-use quadrat::{Aabb, Circle, Key, QuadTree};
+use quadrat::{Aabb, Circle, Key, QuadTree, Ray};
 
 use super::peers::{Bbox, BroadPhase, ordered};
 
@@ -47,6 +49,28 @@ impl Quadrat {
     /// to `out`.
     pub fn query_point(&self, point: [f32; 2], out: &mut Vec<u32>) {
         out.extend(self.tree.query_point(point).map(|(_, &i)| i));
+    }
+
+    /// Appends the `k` boxes nearest to `point`, as `(index, distance)` by
+    /// ascending Euclidean distance to the closed box (0 inside), ties by
+    /// index, to `out`.
+    pub fn nearest(&self, point: [f32; 2], k: usize, out: &mut Vec<(u32, f32)>) {
+        out.extend(
+            self.tree
+                .nearest(point, k)
+                .into_iter()
+                .map(|(key, d)| (index(key), d)),
+        );
+    }
+
+    /// The first box the ray from `origin` along `dir` hits within
+    /// `max_dist`, as `(index, distance from the origin)` (0 when the origin
+    /// is inside), ties by index.
+    #[must_use]
+    pub fn raycast(&self, origin: [f32; 2], dir: [f32; 2], max_dist: f32) -> Option<(u32, f32)> {
+        self.tree
+            .raycast(Ray::new(origin, dir), max_dist)
+            .map(|(key, d)| (index(key), d))
     }
 
     /// Moves every item with one [`QuadTree::update_all`].

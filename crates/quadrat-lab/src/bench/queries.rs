@@ -1,8 +1,12 @@
-//! Query throughput: batches of area, circle and point queries against an
-//! index built beforehand.
+//! Query throughput: batches of area, circle, point, nearest and ray-cast
+//! queries against an index built beforehand. This file runs the shape
+//! queries (area, circle, point) and holds what every kind shares: the
+//! [`Search`] interface, checking each participant before timing it, and
+//! the timing. Nearest and ray casts are in [`closest`].
 
 use quadrat::scenario::Layout;
 
+use super::closest;
 use super::exact::{Mismatch, diff_queries};
 use super::implementation::{Implementation, Index};
 use super::ours::Quadrat;
@@ -32,53 +36,109 @@ pub(super) fn run(
     let n = settings.query_n;
     let scene = Scene::new(Layout::Uniform, n, settings.seed);
     for (k, kind) in QueryKind::ALL.into_iter().enumerate() {
-        let context = format!("{} n={}", kind.name(), fmt_n(n));
-        let qs = queries(
-            &scene,
-            kind,
-            settings.queries,
-            HITS_PER_QUERY,
-            settings.seed ^ (0xA11 + k as u64),
-        );
-        progress.start(format!("queries {context}: reference"));
+        let seed = settings.seed ^ (0xA11 + k as u64);
+        if !kind.is_shape() {
+            closest::run(settings, progress, results, &scene, kind, seed)?;
+            continue;
+        }
+        let qs = queries(&scene, kind, settings.queries, HITS_PER_QUERY, seed);
+        progress.start(format!("queries {} n={}: reference", kind.name(), fmt_n(n)));
         let (reference, expected) = reference_hits(&scene, &qs);
         let hits: usize = expected.iter().map(Vec::len).sum();
+        let contest = Contest {
+            kind,
+            scene: &scene,
+            queries: &qs,
+            reference,
+            summary: format!(
+                "{} queries, {} hits by {}",
+                fmt_n(qs.len()),
+                fmt_n(hits),
+                reference.name()
+            ),
+        };
+        contest.run(
+            settings,
+            progress,
+            results,
+            |imp| searcher(imp, kind, &scene),
+            |_, mut got| {
+                for hits in &mut got {
+                    hits.sort_unstable();
+                }
+                diff_queries(&expected, &got).map_or(Ok(None), Err)
+            },
+        )?;
+    }
+    Ok(())
+}
 
+/// One kind of query over one scene, with the reference's answers in hand:
+/// every participant is first checked, then timed.
+pub(super) struct Contest<'a, Q> {
+    /// The kind of query.
+    pub(super) kind: QueryKind,
+    /// The boxes.
+    pub(super) scene: &'a Scene,
+    /// The batch of queries.
+    pub(super) queries: &'a [Q],
+    /// Who computed the reference answers.
+    pub(super) reference: Implementation,
+    /// What the reference found, for the log: `10,000 queries, … by brute`.
+    pub(super) summary: String,
+}
+
+/// What a participant's check said: agreement (with a remark for the log,
+/// such as ties resolved otherwise), or how it differs.
+pub(super) type Verdict = Result<Option<String>, String>;
+
+impl<Q> Contest<'_, Q> {
+    /// Builds each participant of this kind with `build` (`None` skips it)
+    /// and runs it on every query; `check` compares its answers with the
+    /// reference's. When all agree, times each and appends its record.
+    pub(super) fn run<H>(
+        &self,
+        settings: &Settings,
+        progress: &Progress,
+        results: &mut Results,
+        build: impl Fn(Implementation) -> Option<Box<dyn Search<Q, Hit = H>>>,
+        mut check: impl FnMut(Implementation, Vec<Vec<H>>) -> Verdict,
+    ) -> Result<(), Error> {
+        let context = format!("{} n={}", self.kind.name(), fmt_n(self.scene.boxes.len()));
         // First every index is built and checked, then timed.
         let mut agree = Vec::new();
         let mut mismatches = Vec::new();
         let mut searchers = Vec::new();
-        for imp in participants(&settings.implementations, kind) {
+        for imp in participants(&settings.implementations, self.kind) {
             progress.start(format!("queries {context}: checking {}", imp.name()));
-            let Some(mut searcher) = searcher(imp, kind, &scene) else {
+            let Some(mut searcher) = build(imp) else {
                 progress.finish_step();
                 continue;
             };
-            let got: Vec<Vec<u32>> = qs
+            let got: Vec<Vec<H>> = self
+                .queries
                 .iter()
                 .map(|q| {
                     let mut hits = Vec::new();
                     searcher.search(q, &mut hits);
-                    hits.sort_unstable();
                     hits
                 })
                 .collect();
-            match diff_queries(&expected, &got) {
-                None => agree.push(imp.name()),
-                Some(detail) => mismatches.push(Mismatch {
+            match check(imp, got) {
+                Ok(None) => agree.push(imp.name().to_owned()),
+                Ok(Some(remark)) => agree.push(format!("{} ({remark})", imp.name())),
+                Err(detail) => mismatches.push(Mismatch {
                     implementation: imp.name(),
-                    reference: reference.name(),
-                    context: format!("{} queries, {context}", qs.len()),
+                    reference: self.reference.name(),
+                    context: format!("{} queries, {context}", self.queries.len()),
                     detail,
                 }),
             }
             searchers.push((imp, searcher));
         }
         progress.println(format!(
-            "exact: queries {context}: {} queries, {} hits by {}; agree: {}",
-            fmt_n(qs.len()),
-            fmt_n(hits),
-            reference.name(),
+            "exact: queries {context}: {}; agree: {}",
+            self.summary,
             agree.join(", ")
         ));
         if !mismatches.is_empty() {
@@ -91,56 +151,55 @@ pub(super) fn run(
         let mut line = format!("  queries {context}:");
         for (imp, mut searcher) in searchers {
             progress.start(format!("queries {context}: timing {}", imp.name()));
-            let record = measure(imp, kind, searcher.as_mut(), &scene, &qs, settings);
+            let record = self.measure(imp, searcher.as_mut(), settings);
             progress.finish_step();
             let rate = record.queries_per_second().unwrap_or(0.0);
             line += &format!(" {} {}", imp.name(), fmt_rate(rate));
             results.records.push(record);
         }
         progress.println(line + " queries/s");
+        Ok(())
     }
-    Ok(())
-}
 
-/// Times batches of all `qs`: the median of up to `settings.runs` batches,
-/// fewer when they add up to more than the time limit.
-fn measure(
-    imp: Implementation,
-    kind: QueryKind,
-    searcher: &mut dyn Search,
-    scene: &Scene,
-    qs: &[Query],
-    settings: &Settings,
-) -> Record {
-    let mut sampler = Sampler::new(settings.runs, settings.limit);
-    let mut out = Vec::new();
-    let mut found = 0;
-    while sampler.wants_more() {
-        found = 0;
-        let (t, ()) = time(|| {
-            for q in qs {
-                out.clear();
-                searcher.search(q, &mut out);
-                found += out.len();
-            }
-        });
-        sampler.push(t);
-    }
-    Record {
-        benchmark: Benchmark::Queries(kind),
-        layout: scene.scenario.layout,
-        n: scene.boxes.len(),
-        implementation: imp,
-        median: sampler.median(),
-        samples: sampler.samples().len(),
-        extrapolated: false,
-        count: found as u64,
-        queries: qs.len(),
+    /// Times batches of all queries: the median of up to `settings.runs`
+    /// batches, fewer when they add up to more than the time limit.
+    fn measure<H>(
+        &self,
+        imp: Implementation,
+        searcher: &mut dyn Search<Q, Hit = H>,
+        settings: &Settings,
+    ) -> Record {
+        let mut sampler = Sampler::new(settings.runs, settings.limit);
+        let mut out = Vec::new();
+        let mut found = 0;
+        while sampler.wants_more() {
+            found = 0;
+            let (t, ()) = time(|| {
+                for q in self.queries {
+                    out.clear();
+                    searcher.search(q, &mut out);
+                    found += out.len();
+                }
+            });
+            sampler.push(t);
+        }
+        Record {
+            benchmark: Benchmark::Queries(self.kind),
+            layout: self.scene.scenario.layout,
+            n: self.scene.boxes.len(),
+            implementation: imp,
+            median: sampler.median(),
+            samples: sampler.samples().len(),
+            extrapolated: false,
+            count: found as u64,
+            queries: self.queries.len(),
+        }
     }
 }
 
 /// The selected implementations that take part in queries of `kind`: every
-/// one but brute force for areas, quadrat and rstar for circles and points.
+/// one but brute force for areas; quadrat and rstar for circles, points and
+/// nearest; quadrat and parry2d for ray casts.
 pub(super) fn participants(
     implementations: &[Implementation],
     kind: QueryKind,
@@ -151,6 +210,7 @@ pub(super) fn participants(
         .filter(|&i| match kind {
             QueryKind::Area => !matches!(i, Implementation::Brute | Implementation::QuadratPar),
             QueryKind::Circle | QueryKind::Point => supports_shapes(i),
+            QueryKind::Nearest | QueryKind::Raycast => closest::answers(i, kind),
         })
         .collect()
 }
@@ -165,16 +225,21 @@ fn supports_shapes(imp: Implementation) -> bool {
     }
 }
 
-/// An index that answers one kind of query.
-trait Search {
-    /// Appends the index of every box the query hits.
-    fn search(&mut self, q: &Query, out: &mut Vec<u32>);
+/// An index that answers queries of type `Q`.
+pub(super) trait Search<Q> {
+    /// One item of an answer: a box index, or a box index and a distance.
+    type Hit;
+
+    /// Appends the query's answer to `out`.
+    fn search(&mut self, q: &Q, out: &mut Vec<Self::Hit>);
 }
 
 /// Any implementation, for area queries.
 struct Areas(Box<dyn Index>);
 
-impl Search for Areas {
+impl Search<Query> for Areas {
+    type Hit = u32;
+
     fn search(&mut self, q: &Query, out: &mut Vec<u32>) {
         if let Query::Area(b) = q {
             self.0.query(*b, out);
@@ -182,7 +247,9 @@ impl Search for Areas {
     }
 }
 
-impl Search for Quadrat {
+impl Search<Query> for Quadrat {
+    type Hit = u32;
+
     fn search(&mut self, q: &Query, out: &mut Vec<u32>) {
         match *q {
             Query::Area(b) => BroadPhase::query(self, b, out),
@@ -193,7 +260,9 @@ impl Search for Quadrat {
 }
 
 #[cfg(feature = "peers")]
-impl Search for Rstar {
+impl Search<Query> for Rstar {
+    type Hit = u32;
+
     fn search(&mut self, q: &Query, out: &mut Vec<u32>) {
         match *q {
             Query::Area(b) => BroadPhase::query(self, b, out),
@@ -205,7 +274,11 @@ impl Search for Rstar {
 
 /// Builds `imp`'s index over the scene for queries of `kind`, or `None`
 /// when it does not answer them.
-fn searcher(imp: Implementation, kind: QueryKind, scene: &Scene) -> Option<Box<dyn Search>> {
+fn searcher(
+    imp: Implementation,
+    kind: QueryKind,
+    scene: &Scene,
+) -> Option<Box<dyn Search<Query, Hit = u32>>> {
     let (world, boxes) = (scene.world, &scene.boxes[..]);
     match (kind, imp) {
         (QueryKind::Area, _) => Some(Box::new(Areas(imp.build(world, boxes)))),
@@ -253,7 +326,7 @@ mod tests {
     #[test]
     fn reference_paths_agree() {
         let scene = Scene::new(Layout::Uniform, 3000, 5);
-        for kind in QueryKind::ALL {
+        for kind in QueryKind::ALL.into_iter().filter(|k| k.is_shape()) {
             let qs = queries(&scene, kind, 400, HITS_PER_QUERY, 9);
             let (_, by_brute) = reference_hits(&scene, &qs);
             let mut sweep = Sweep::build(scene.world, &scene.boxes);
@@ -283,6 +356,7 @@ mod tests {
                     )
                 }
                 QueryKind::Point => assert!(mean < 2.0, "{mean} hits per point"),
+                QueryKind::Nearest | QueryKind::Raycast => unreachable!("not a shape"),
             }
         }
     }

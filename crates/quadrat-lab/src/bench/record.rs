@@ -20,7 +20,8 @@ pub enum Benchmark {
 
 impl Benchmark {
     /// The name used in the CSV file: `pairs`, `moving-drift`,
-    /// `moving-teleport`, `query-area`, `query-circle`, `query-point`.
+    /// `moving-teleport`, `query-area`, `query-circle`, `query-point`,
+    /// `query-nearest`, `query-raycast`.
     #[must_use]
     pub fn name(self) -> String {
         match self {
@@ -49,7 +50,7 @@ pub struct Record {
     /// `true` when not measured but extrapolated from smaller n.
     pub extrapolated: bool,
     /// Pairs found (pairs and moving benchmarks) or hits over the batch
-    /// (query benchmarks).
+    /// (query benchmarks: boxes found by nearest queries, rays that hit).
     pub count: u64,
     /// Queries in the batch (query benchmarks), else 0.
     pub queries: usize,

@@ -198,11 +198,15 @@ fn queries_section(s: &mut String, settings: &Settings, records: &[Record]) {
         s,
         "\n## Queries\n\n{} queries with centres uniform in the world, against {} boxes of the \
          uniform layout, the index built beforehand. Areas and circles are sized for about 10 \
-         hits each. Median of up to {} batches.\n\n\
+         hits each. Nearest asks for the {} boxes nearest to a point (Euclidean distance to the \
+         box, 0 inside), with their distances; raycast asks for the first box hit, and its \
+         distance, by a ray in a random direction reaching as far as the world's diagonal (its \
+         hits per query are the rays that hit). Median of up to {} batches.\n\n\
          | query | implementation | hits per query | queries/s | × fastest peer |\n\
          |---|---|---:|---:|---:|",
         fmt_n(first.queries),
         fmt_n(first.n),
+        settings.nearest_k,
         settings.runs,
     );
     for kind in QueryKind::ALL {

@@ -113,7 +113,7 @@ impl Frames {
     }
 }
 
-/// The query shapes of the query benchmark.
+/// The kinds of query of the query benchmark.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum QueryKind {
     /// Boxes sized to hit about 10 boxes of the uniform layout each.
@@ -122,25 +122,45 @@ pub enum QueryKind {
     Circle,
     /// Points.
     Point,
+    /// The k boxes nearest to a point.
+    Nearest,
+    /// The first box a ray hits.
+    Raycast,
 }
 
 impl QueryKind {
     /// All kinds.
-    pub const ALL: [QueryKind; 3] = [QueryKind::Area, QueryKind::Circle, QueryKind::Point];
+    pub const ALL: [QueryKind; 5] = [
+        QueryKind::Area,
+        QueryKind::Circle,
+        QueryKind::Point,
+        QueryKind::Nearest,
+        QueryKind::Raycast,
+    ];
 
-    /// A short name: `area`, `circle`, `point`.
+    /// A short name: `area`, `circle`, `point`, `nearest`, `raycast`.
     #[must_use]
     pub fn name(self) -> &'static str {
         match self {
             QueryKind::Area => "area",
             QueryKind::Circle => "circle",
             QueryKind::Point => "point",
+            QueryKind::Nearest => "nearest",
+            QueryKind::Raycast => "raycast",
         }
+    }
+
+    /// `true` for the kinds whose answer is every box the query's shape
+    /// touches ([`Query`]), `false` for those whose answer is the nearest
+    /// boxes with their distances ([`Probe`](super::probe::Probe)).
+    #[must_use]
+    pub fn is_shape(self) -> bool {
+        matches!(self, QueryKind::Area | QueryKind::Circle | QueryKind::Point)
     }
 }
 
-/// A query: a box for [`QueryKind::Area`], a disc (its centre and radius)
-/// or a point.
+/// A query of [`QueryKind::Area`], [`QueryKind::Circle`] or
+/// [`QueryKind::Point`]: a box, a disc (its centre and radius) or a point.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Query {
     /// A closed box.
@@ -183,6 +203,10 @@ impl Query {
 /// `count` queries of `kind` with centres uniform in `scene`'s world, sized
 /// so that an area or circle query hits about `hits` boxes of a uniform
 /// layout of the same `n`.
+///
+/// # Panics
+/// For [`QueryKind::Nearest`] and [`QueryKind::Raycast`], whose queries come
+/// from [`probes`](super::probe::probes).
 #[must_use]
 pub fn queries(scene: &Scene, kind: QueryKind, count: usize, hits: f32, seed: u64) -> Vec<Query> {
     let mut rng = Rng::new(seed);
@@ -208,6 +232,9 @@ pub fn queries(scene: &Scene, kind: QueryKind, count: usize, hits: f32, seed: u6
                     Query::Circle(c, r)
                 }
                 QueryKind::Point => Query::Point(c),
+                QueryKind::Nearest | QueryKind::Raycast => {
+                    panic!("{} queries are probes, not shapes", kind.name())
+                }
             }
         })
         .collect()

@@ -10,6 +10,19 @@
 //! change detection: every overlapping leaf pair is reported once). Queries:
 //! `intersect_aabb`.
 //!
+//! Ray casts: `Bvh::cast_ray`, parry2d's best-first search (the nearer
+//! child first, pruned by the best hit so far), with `Aabb::cast_local_ray`
+//! on the leaf's box (from `Bvh::leaf_node`) as the leaf test. Its slab test
+//! is the same `f32` arithmetic as quadrat's (the reciprocal of each
+//! direction component times the distances to the two sides), so with the
+//! same direction the distances agree bit for bit. The search keeps a leaf
+//! only when it is strictly nearer than the best so far, starting from the
+//! maximum distance, so the maximum is passed one ulp up to make it
+//! inclusive as quadrat's is; at a tie the first box found wins, where
+//! quadrat takes the smallest key. A depth-first `Bvh::traverse` with the
+//! same test, which could break ties by index, took about 15 times as long
+//! (370 ms against 25 ms for 10k rays at 1M boxes).
+//!
 //! Moving frame: `insert_or_update_partially` for every leaf (margin 0, so
 //! leaves stay tight and nothing needs filtering), then `refit` and
 //! `optimize_incremental`, the per-step sequence rapier uses. At 100k boxes
@@ -19,6 +32,7 @@
 use parry2d::bounding_volume::Aabb as ParryAabb;
 use parry2d::math::Vector;
 use parry2d::partitioning::{Bvh, BvhBuildStrategy, BvhWorkspace};
+use parry2d::query::{Ray, RayCast};
 
 use super::{Bbox, BroadPhase, ordered};
 
@@ -30,6 +44,24 @@ fn aabb(b: &Bbox) -> ParryAabb {
 pub struct Parry {
     bvh: Bvh,
     workspace: BvhWorkspace,
+}
+
+impl Parry {
+    /// The first box the ray from `origin` along `dir` hits within
+    /// `max_dist`, as `(index, distance)` (0 when the origin is inside).
+    /// Distances are in lengths of `dir`, so Euclidean for a unit `dir`.
+    #[must_use]
+    pub fn raycast(&self, origin: [f32; 2], dir: [f32; 2], max_dist: f32) -> Option<(u32, f32)> {
+        let ray = Ray::new(
+            Vector::new(origin[0], origin[1]),
+            Vector::new(dir[0], dir[1]),
+        );
+        let cost = max_dist.next_up();
+        self.bvh.cast_ray(&ray, cost, |leaf, best| {
+            let node = self.bvh.leaf_node(leaf)?;
+            node.aabb().cast_local_ray(&ray, best, true)
+        })
+    }
 }
 
 impl BroadPhase for Parry {

@@ -16,6 +16,14 @@
 //! [`PointDistance`] implementation that measures the distance to the box
 //! exactly as quadrat does (clamp the point into the box, then the squared
 //! length of the difference), so both report the same closed sets.
+//!
+//! The k nearest boxes come from `nearest_neighbor_iter_with_distance_2`,
+//! the first `k` items of rstar's best-first iterator, which orders boxes by
+//! the same [`PointDistance::distance_2`]. That squared distance is computed
+//! with the same `f32` operations as quadrat's `Aabb::distance_squared_to_point`
+//! (0 inside and on the edge; otherwise the clamped difference, squared and
+//! summed), so its square root is quadrat's distance, bit for bit. Boxes at
+//! equal distance come in no particular order.
 
 use core::ops::ControlFlow;
 
@@ -77,6 +85,17 @@ impl Rstar {
             out.push(e.id);
             ControlFlow::<()>::Continue(())
         });
+    }
+
+    /// Appends the `k` boxes nearest to `point`, as `(index, distance)` by
+    /// ascending Euclidean distance to the closed box (0 inside), to `out`.
+    pub fn nearest(&self, point: [f32; 2], k: usize, out: &mut Vec<(u32, f32)>) {
+        out.extend(
+            self.tree
+                .nearest_neighbor_iter_with_distance_2(point)
+                .take(k)
+                .map(|(e, d2)| (e.id, d2.sqrt())),
+        );
     }
 }
 
