@@ -42,8 +42,7 @@ impl<T> QuadTree<T> {
     /// ```
     #[must_use]
     pub fn nearest(&self, p: impl Into<Vec2>, k: usize) -> Vec<(Key, f32)> {
-        let p = p.into();
-        self.nearest_with(p, k, |_, _, b| Some(b.distance_to_point(p)))
+        self.nearest_impl(p.into(), k, None::<fn(Key, &T, Aabb) -> Option<f32>>)
     }
 
     /// The `k` nearest items by a distance of your own, such as the exact
@@ -71,9 +70,19 @@ impl<T> QuadTree<T> {
         &self,
         p: impl Into<Vec2>,
         k: usize,
-        mut dist: impl FnMut(Key, &T, Aabb) -> Option<f32>,
+        dist: impl FnMut(Key, &T, Aabb) -> Option<f32>,
     ) -> Vec<(Key, f32)> {
-        let p = p.into();
+        self.nearest_impl(p.into(), k, Some(dist))
+    }
+
+    /// The search behind both: by box distance when `dist` is `None`
+    /// (without touching the values), else by `dist`.
+    fn nearest_impl<F: FnMut(Key, &T, Aabb) -> Option<f32>>(
+        &self,
+        p: Vec2,
+        k: usize,
+        mut dist: Option<F>,
+    ) -> Vec<(Key, f32)> {
         let k = k.min(self.len());
         if k == 0 || !p.is_finite() {
             return Vec::new();
@@ -97,16 +106,30 @@ impl<T> QuadTree<T> {
             let node = &self.nodes[n as usize];
             if node.len > 0 && node.tight.distance_to_point(p) <= worst(&best) {
                 for e in &self.entries[node.start as usize..(node.start + node.len) as usize] {
-                    if e.aabb.distance_to_point(p) > worst(&best) {
+                    let limit = worst(&best);
+                    // Sorted by `min.x`: the rest of the run starts farther
+                    // right. (The margin covers the rounding of the distance,
+                    // which may come out an ulp below this gap.)
+                    if e.aabb.min.x - p.x > limit + limit * 1e-6 {
+                        break;
+                    }
+                    let bd = e.aabb.distance_to_point(p);
+                    if bd > limit {
                         continue;
                     }
                     let idx = e.owner as usize;
                     let key = self.slab.key_at(idx);
-                    let Some(value) = self.slab.slots[idx].value.as_ref() else {
-                        continue;
-                    };
-                    let Some(d) = dist(key, value, e.aabb) else {
-                        continue;
+                    let d = match dist.as_mut() {
+                        None => bd,
+                        Some(dist) => {
+                            let Some(value) = self.slab.slots[idx].value.as_ref() else {
+                                continue;
+                            };
+                            let Some(d) = dist(key, value, e.aabb) else {
+                                continue;
+                            };
+                            d
+                        }
                     };
                     if d.is_nan() {
                         continue;
