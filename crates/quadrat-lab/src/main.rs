@@ -1,21 +1,37 @@
-//! `quadrat-lab`: the command line of the quadrat lab.
+//! `quadrat-lab`: the command line of the quadrat lab. Without a
+//! subcommand, it serves the lab's web page (`serve`).
 
 use std::error::Error;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-/// The quadrat lab.
+/// The quadrat lab: a live quadtree in the browser (the default), pictures
+/// of trees, and benchmarks.
 #[derive(Debug, Parser)]
-#[command(name = "quadrat-lab", version, about)]
+#[command(
+    name = "quadrat-lab",
+    version,
+    about,
+    args_conflicts_with_subcommands = true
+)]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+    /// Options of `serve`, for running without a subcommand.
+    #[command(flatten)]
+    serve: quadrat_lab::serve::Args,
 }
 
 /// What the lab can do; one variant per subcommand.
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Serve the lab's web page on 127.0.0.1:8080 (the default command):
+    /// one live simulation per browser tab, streamed over a WebSocket.
+    Serve(quadrat_lab::serve::Args),
+    /// Draw a scenario's quadtree (nodes, objects, an optional query area)
+    /// as SVG and PNG.
+    Render(quadrat_lab::render::Args),
     /// Check brute force, other broad phases and quadrat for exactness on
     /// the same scenes, then time them: build + all pairs over a sweep of n,
     /// moving frames, and range queries. Writes Markdown, CSV and a log–log
@@ -25,7 +41,25 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result: Result<(), Box<dyn Error>> = match cli.command {
+    let result: Result<(), Box<dyn Error>> = match cli.command.unwrap_or(Command::Serve(cli.serve))
+    {
+        Command::Serve(args) => quadrat_lab::serve::run(&args).map_err(Into::into),
+        Command::Render(args) => quadrat_lab::render::run(&args)
+            .map(|picture| {
+                println!(
+                    "{} nodes, depth {}{}: {} and {}",
+                    picture.nodes,
+                    picture.depth,
+                    if args.query.is_some() {
+                        format!(", query returns {}", picture.hits)
+                    } else {
+                        String::new()
+                    },
+                    picture.svg.display(),
+                    picture.png.display()
+                );
+            })
+            .map_err(Into::into),
         Command::Bench(args) => quadrat_lab::bench::run(&args).map_err(Into::into),
     };
     match result {

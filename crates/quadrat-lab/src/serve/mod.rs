@@ -1,0 +1,334 @@
+//! `quadrat-lab serve` (the default command): the lab's web page, with one
+//! live simulation per browser tab.
+//!
+//! The page (HTML, JavaScript and CSS embedded in the binary) opens a
+//! WebSocket to `/ws`. The server then runs a [`Simulation`](crate::sim::Simulation)
+//! for that tab on a thread of its own and streams compact binary
+//! [frames](frame) to it; the page sends its settings and input back as
+//! small JSON [messages](protocol).
+//!
+//! The server binds to 127.0.0.1 unless told otherwise, checks every
+//! message, drops frames for a page that reads slowly rather than queueing
+//! them, ends the session of a page that stops reading, and shuts down
+//! cleanly on Ctrl-C.
+//!
+//! ```no_run
+//! # async fn example() -> std::io::Result<()> {
+//! use quadrat_lab::serve::{Options, Server};
+//! let server = Server::bind(Options { port: 0, ..Options::default() }).await?;
+//! println!("open {}", server.url());
+//! server.serve(async { let _ = tokio::signal::ctrl_c().await; }).await
+//! # }
+//! ```
+
+pub mod frame;
+pub mod protocol;
+mod routes;
+mod session;
+
+use core::fmt;
+use std::future::Future;
+use std::io;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::sync::{mpsc, watch};
+
+use crate::sim::Settings;
+
+/// How long shutting down waits for open sessions to close.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// Command-line arguments of `quadrat-lab serve`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct Args {
+    /// Address to listen on. The default serves only this machine; give
+    /// 0.0.0.0 (or another address) to let other machines in, deliberately.
+    #[arg(long, default_value_t = IpAddr::V4(Ipv4Addr::LOCALHOST))]
+    pub host: IpAddr,
+    /// Port to listen on; 0 picks a free one (the URL printed says which).
+    #[arg(long, default_value_t = 8080)]
+    pub port: u16,
+    /// The most browser tabs served at once.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub max_sessions: u32,
+}
+
+impl Default for Args {
+    fn default() -> Args {
+        let options = Options::default();
+        Args {
+            host: options.host,
+            port: options.port,
+            max_sessions: options.max_sessions as u32,
+        }
+    }
+}
+
+/// How the server runs.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Address to listen on.
+    pub host: IpAddr,
+    /// Port; 0 picks a free one.
+    pub port: u16,
+    /// The most sessions (tabs) at once; more are refused with 503.
+    pub max_sessions: usize,
+    /// A page that does not take a message for this long is disconnected.
+    pub stall_timeout: Duration,
+    /// Settings each new session starts with.
+    pub settings: Settings,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            host: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            port: 8080,
+            max_sessions: 64,
+            stall_timeout: Duration::from_secs(10),
+            settings: Settings::default(),
+        }
+    }
+}
+
+impl From<&Args> for Options {
+    fn from(args: &Args) -> Options {
+        Options {
+            host: args.host,
+            port: args.port,
+            max_sessions: args.max_sessions as usize,
+            ..Options::default()
+        }
+    }
+}
+
+/// Counters of a running server.
+#[derive(Debug, Default)]
+pub struct Stats {
+    sessions: AtomicUsize,
+    started: AtomicU64,
+}
+
+impl Stats {
+    /// Sessions open now (a session counts until its simulation thread has
+    /// stopped).
+    #[must_use]
+    pub fn sessions(&self) -> usize {
+        self.sessions.load(Ordering::Acquire)
+    }
+
+    /// Sessions started since the server started.
+    #[must_use]
+    pub fn sessions_started(&self) -> u64 {
+        self.started.load(Ordering::Acquire)
+    }
+}
+
+/// What the handlers and sessions share.
+#[derive(Debug)]
+struct State {
+    options: Options,
+    /// The address the server listens on.
+    local: SocketAddr,
+    stats: Arc<Stats>,
+    /// Turns `true` when the server shuts down.
+    shutdown: watch::Receiver<bool>,
+    /// Never used to send: each session's [`Slot`] holds a clone, and
+    /// shutting down waits until the last one is dropped.
+    alive: mpsc::Sender<()>,
+}
+
+/// A session's place in [`Stats::sessions`], given back on drop. Its
+/// sender closes only after the count is given back, so a shutdown that
+/// waits for all senders sees every session counted out.
+#[derive(Debug)]
+struct Slot {
+    stats: Arc<Stats>,
+    _alive: mpsc::Sender<()>,
+}
+
+impl State {
+    /// Takes a session slot, or `None` when the server is full.
+    fn admit(&self) -> Option<Slot> {
+        let open = self.stats.sessions.fetch_add(1, Ordering::AcqRel);
+        if open >= self.options.max_sessions {
+            self.stats.sessions.fetch_sub(1, Ordering::AcqRel);
+            return None;
+        }
+        self.stats.started.fetch_add(1, Ordering::AcqRel);
+        Some(Slot {
+            stats: Arc::clone(&self.stats),
+            _alive: self.alive.clone(),
+        })
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.stats.sessions.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// A bound, not yet serving, lab server.
+#[derive(Debug)]
+pub struct Server {
+    listener: TcpListener,
+    options: Options,
+    stats: Arc<Stats>,
+}
+
+impl Server {
+    /// Binds to `options.host:options.port`.
+    pub async fn bind(options: Options) -> io::Result<Server> {
+        let listener = TcpListener::bind((options.host, options.port)).await?;
+        Ok(Server {
+            listener,
+            options,
+            stats: Arc::default(),
+        })
+    }
+
+    /// The address the server listens on (with the port chosen, for port 0).
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// The page's URL. For a server on all interfaces, the loopback URL.
+    #[must_use]
+    pub fn url(&self) -> String {
+        let addr = self
+            .local_addr()
+            .unwrap_or_else(|_| SocketAddr::new(self.options.host, self.options.port));
+        let ip = match addr.ip() {
+            IpAddr::V4(ip) if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+            IpAddr::V6(ip) if ip.is_unspecified() => IpAddr::V6(std::net::Ipv6Addr::LOCALHOST),
+            ip => ip,
+        };
+        format!("http://{}/", SocketAddr::new(ip, addr.port()))
+    }
+
+    /// The server's counters, readable while it serves.
+    #[must_use]
+    pub fn stats(&self) -> Arc<Stats> {
+        Arc::clone(&self.stats)
+    }
+
+    /// Serves until `shutdown` completes, then closes every session (each
+    /// page gets a WebSocket close frame) and waits up to five seconds for
+    /// their simulations to stop.
+    pub async fn serve(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> io::Result<()> {
+        let local = self.local_addr()?;
+        let (stop, stopped) = watch::channel(false);
+        let (alive, mut all_gone) = mpsc::channel(1);
+        let state = Arc::new(State {
+            options: self.options,
+            local,
+            stats: self.stats,
+            shutdown: stopped,
+            alive,
+        });
+        let app = routes::router(state);
+        let signal = async move {
+            shutdown.await;
+            let _ = stop.send(true);
+        };
+        axum::serve(self.listener, app)
+            .with_graceful_shutdown(signal)
+            .await?;
+        // The router, and with it the state's sender, is gone now; `recv`
+        // returns `None` once every session's slot has been dropped too.
+        let _ = tokio::time::timeout(SHUTDOWN_GRACE, all_gone.recv()).await;
+        Ok(())
+    }
+}
+
+/// Why `serve` failed.
+#[derive(Debug)]
+pub enum Error {
+    /// The address could not be bound.
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        source: io::Error,
+    },
+    /// Running the server failed.
+    Io(io::Error),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Bind { addr, source } if source.kind() == io::ErrorKind::AddrInUse => write!(
+                f,
+                "{addr} is in use (is the lab already running?); try another --port, or --port 0 for any free one"
+            ),
+            Error::Bind { addr, source } => write!(f, "cannot listen on {addr}: {source}"),
+            Error::Io(e) => write!(f, "the server failed: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Bind { source, .. } | Error::Io(source) => Some(source),
+        }
+    }
+}
+
+/// Runs `quadrat-lab serve`: binds, prints the URL, serves until Ctrl-C (or
+/// SIGTERM).
+pub fn run(args: &Args) -> Result<(), Error> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(Error::Io)?;
+    runtime.block_on(async {
+        let options = Options::from(args);
+        let addr = SocketAddr::new(options.host, options.port);
+        let server = Server::bind(options)
+            .await
+            .map_err(|source| Error::Bind { addr, source })?;
+        println!("quadrat lab: {}", server.url());
+        if !args.host.is_loopback() {
+            println!(
+                "listening on {}: other machines that can reach it can open the lab too",
+                args.host
+            );
+        }
+        println!("open the URL in a browser; Ctrl-C stops the server");
+        server.serve(shutdown_signal()).await.map_err(Error::Io)?;
+        println!("quadrat lab: stopped");
+        Ok(())
+    })
+}
+
+/// Completes on Ctrl-C, or on SIGTERM on Unix.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = terminate => {}
+    }
+}

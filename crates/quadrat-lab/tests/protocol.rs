@@ -1,0 +1,362 @@
+//! The page's messages (parsing and checking, good and bad) and the binary
+//! frames (decode what was encoded).
+
+use quadrat::scenario::Layout;
+use quadrat::{Aabb, MAX_DEPTH, Vec2};
+use quadrat_lab::serve::frame::{self, FrameInfo, Header, LEAF_LIMIT, OBJECT_LIMIT};
+use quadrat_lab::serve::protocol::{Command, Reply, SettingsUpdate, parse};
+use quadrat_lab::sim::{BroadPhase, Marks, Settings, Simulation, WORLD};
+
+#[test]
+fn good_messages_parse_to_commands() {
+    let cases = [
+        (r#"{"type":"pause","paused":true}"#, Command::Pause(true)),
+        (r#"{"type":"pause","paused":false}"#, Command::Pause(false)),
+        (r#"{"type":"step"}"#, Command::Step),
+        (
+            r#"{"type":"player","dx":1,"dy":-0.5}"#,
+            Command::Player(Vec2::new(1.0, -0.5)),
+        ),
+        (
+            r#"{"type":"query","rect":[300,400,100,50.5]}"#,
+            Command::Query(Some(Aabb::new([100.0, 50.5], [300.0, 400.0]))),
+        ),
+        (r#"{"type":"query","rect":null}"#, Command::Query(None)),
+        (
+            r#"{"type":"pick","at":[12.5,-3]}"#,
+            Command::Pick(Some(Vec2::new(12.5, -3.0))),
+        ),
+        (r#"{"type":"pick","at":null}"#, Command::Pick(None)),
+        (
+            r#"{"type":"settings"}"#,
+            Command::Settings(SettingsUpdate::default()),
+        ),
+        (
+            r#" { "seed": 7, "type": "settings", "count": 10 } "#,
+            Command::Settings(SettingsUpdate {
+                count: Some(10),
+                seed: Some(7),
+                ..SettingsUpdate::default()
+            }),
+        ),
+        (
+            r#"{"type":"settings","count":100000,"size":0.1,"speed":20,"scene":"clustered",
+                "max_items":1024,"max_depth":24,"broad_phase":"brute_force","seed":18446744073709551615}"#,
+            Command::Settings(SettingsUpdate {
+                count: Some(100_000),
+                size: Some(0.1),
+                speed: Some(20.0),
+                layout: Some(Layout::Clustered),
+                max_items: Some(1024),
+                max_depth: Some(MAX_DEPTH),
+                broad_phase: Some(BroadPhase::BruteForce),
+                seed: Some(u64::MAX),
+            }),
+        ),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(parse(text), Ok(expected), "{text}");
+    }
+}
+
+#[test]
+fn every_kind_of_bad_message_is_refused_with_a_reason() {
+    let cases = [
+        // Not JSON, not an object, no type, unknown type.
+        ("", "EOF"),
+        ("{", "EOF"),
+        ("hello", "expected value"),
+        ("[1,2]", "invalid type"),
+        ("42", "invalid type"),
+        (r#"{"paused":true}"#, "missing field `type`"),
+        (r#"{"type":"fly"}"#, "unknown variant `fly`"),
+        (r#"{"type":7}"#, "invalid type"),
+        // Unknown and missing fields.
+        (
+            r#"{"type":"settings","colour":"red"}"#,
+            "unknown field `colour`",
+        ),
+        (r#"{"type":"pause"}"#, "missing field `paused`"),
+        (r#"{"type":"player","dx":1}"#, "missing field `dy`"),
+        // Wrong field types.
+        (
+            r#"{"type":"settings","count":"many"}"#,
+            "invalid type: string",
+        ),
+        (
+            r#"{"type":"settings","count":12.5}"#,
+            "invalid type: floating point",
+        ),
+        (
+            r#"{"type":"settings","count":true}"#,
+            "invalid type: boolean",
+        ),
+        (
+            r#"{"type":"settings","size":"big"}"#,
+            "invalid type: string",
+        ),
+        (r#"{"type":"settings","scene":3}"#, "invalid type: integer"),
+        (r#"{"type":"pause","paused":"yes"}"#, "invalid type: string"),
+        (r#"{"type":"query","rect":[1,2,3]}"#, "invalid length 3"),
+        (r#"{"type":"query","rect":"all"}"#, "invalid type: string"),
+        (r#"{"type":"pick","at":[1,"2"]}"#, "invalid type: string"),
+        // Null where a value is needed (what JSON.stringify makes of NaN).
+        (r#"{"type":"settings","size":null}"#, "invalid type: null"),
+        (r#"{"type":"settings","count":null}"#, "invalid type: null"),
+        (
+            r#"{"type":"player","dx":null,"dy":0}"#,
+            "invalid type: null",
+        ),
+        // NaN and infinities are not JSON at all.
+        (r#"{"type":"settings","size":NaN}"#, "expected value"),
+        (r#"{"type":"settings","speed":Infinity}"#, "expected value"),
+        (r#"{"type":"settings","size":1e999}"#, "number out of range"),
+        // Out of range.
+        (
+            r#"{"type":"settings","count":1000000000}"#,
+            "count must be between 10 and 100,000 (got 1,000,000,000)",
+        ),
+        (
+            r#"{"type":"settings","count":9}"#,
+            "count must be between 10 and 100,000",
+        ),
+        (
+            r#"{"type":"settings","count":-5}"#,
+            "invalid value: integer `-5`",
+        ),
+        (
+            r#"{"type":"settings","size":-1}"#,
+            "size must be between 0.1 and 10 (got -1)",
+        ),
+        (r#"{"type":"settings","size":0}"#, "size must be between"),
+        (
+            r#"{"type":"settings","speed":21}"#,
+            "speed must be between 0 and 20",
+        ),
+        (
+            r#"{"type":"settings","max_items":0}"#,
+            "max_items must be between 1 and 1,024 (got 0)",
+        ),
+        (
+            r#"{"type":"settings","max_items":5000}"#,
+            "max_items must be between",
+        ),
+        (
+            r#"{"type":"settings","max_depth":25}"#,
+            "max_depth must be between 0 and 24 (got 25)",
+        ),
+        (
+            r#"{"type":"settings","max_depth":300}"#,
+            "max_depth must be between",
+        ),
+        (r#"{"type":"settings","seed":-1}"#, "invalid value"),
+        (
+            r#"{"type":"settings","scene":"spiral"}"#,
+            "unknown scene `spiral`",
+        ),
+        (
+            r#"{"type":"settings","broad_phase":"octree"}"#,
+            "unknown broad_phase `octree`",
+        ),
+        (
+            r#"{"type":"player","dx":2,"dy":0}"#,
+            "dx must be between -1 and 1 (got 2)",
+        ),
+        (
+            r#"{"type":"player","dx":0,"dy":-1.5}"#,
+            "dy must be between -1 and 1",
+        ),
+        (
+            r#"{"type":"query","rect":[0,0,1e7,5]}"#,
+            "rect[2] must be between",
+        ),
+        (
+            r#"{"type":"pick","at":[0,-1e300]}"#,
+            "at[1] must be between",
+        ),
+    ];
+    for (text, reason) in cases {
+        let err = parse(text).expect_err(text);
+        assert!(
+            err.contains(reason),
+            "{text}: {err:?} does not say {reason:?}"
+        );
+    }
+}
+
+#[test]
+fn settings_are_checked_against_each_other_by_the_simulation() {
+    let mut sim = Simulation::new(Settings {
+        count: 6_000,
+        ..Settings::default()
+    })
+    .unwrap();
+    let Ok(Command::Settings(update)) = parse(r#"{"type":"settings","broad_phase":"brute_force"}"#)
+    else {
+        panic!("a valid message");
+    };
+    let err = sim.apply(update.apply_to(sim.settings())).unwrap_err();
+    assert!(
+        err.contains("brute force is limited to 5,000 objects"),
+        "{err}"
+    );
+    assert_eq!(sim.settings().broad_phase, BroadPhase::Quadtree);
+}
+
+#[test]
+fn replies_are_tagged_json() {
+    let hello: serde_json::Value =
+        serde_json::from_str(&Reply::hello(Settings::default()).to_json()).unwrap();
+    assert_eq!(hello["type"], "hello");
+    assert_eq!(hello["world"], f64::from(WORLD));
+    assert_eq!(hello["settings"]["count"], Settings::default().count);
+    assert_eq!(hello["settings"]["scene"], "uniform");
+    assert_eq!(hello["settings"]["broad_phase"], "quadtree");
+    assert_eq!(hello["limits"]["count_max"], 100_000);
+    assert_eq!(hello["limits"]["max_depth"], MAX_DEPTH);
+    let error: serde_json::Value = serde_json::from_str(
+        &Reply::Error {
+            message: "no \"quotes\" lost".to_owned(),
+        }
+        .to_json(),
+    )
+    .unwrap();
+    assert_eq!(
+        error,
+        serde_json::json!({"type": "error", "message": "no \"quotes\" lost"})
+    );
+}
+
+fn ticked(settings: Settings) -> Simulation {
+    let mut sim = Simulation::new(settings).unwrap();
+    sim.set_query(Some(Aabb::new([200.0, 150.0], [640.0, 500.0])));
+    sim.set_player_direction(Vec2::new(-1.0, 1.0));
+    sim.tick(true);
+    sim.pick(Some(Vec2::new(700.0, 700.0)));
+    sim.tick(true);
+    sim
+}
+
+#[test]
+fn frames_decode_to_what_was_encoded() {
+    let sim = ticked(Settings {
+        count: 3_000,
+        layout: Layout::MixedSizes,
+        ..Settings::default()
+    });
+    let info = FrameInfo {
+        frame: 77,
+        paused: true,
+        sim_fps: 59.5,
+        dropped: 3,
+    };
+    let mut bytes = Vec::new();
+    frame::encode(&sim, info, &mut bytes);
+    let decoded = frame::decode(&bytes).unwrap();
+    let h = decoded.header;
+    let figures = sim.figures();
+    let leaves: Vec<Aabb> = sim
+        .tree()
+        .nodes()
+        .filter(|n| n.is_leaf)
+        .map(|n| n.bounds)
+        .collect();
+    let (picked, distance) = sim.picked().unwrap();
+
+    assert_eq!(
+        h,
+        Header {
+            frame: 77,
+            count: 3_000,
+            sent: 3_001,
+            leaves: leaves.len() as u32,
+            nodes: figures.nodes,
+            depth: figures.depth,
+            flags: Header::PAUSED | Header::QUERY | Header::PICKED,
+            pairs: figures.pairs,
+            checks: figures.checks,
+            candidates: figures.candidates,
+            colliding: figures.colliding,
+            query_hits: figures.query_hits,
+            player_candidates: figures.player_candidates,
+            player_contacts: figures.player_contacts,
+            picked,
+            picked_distance: distance,
+            update_ms: figures.update.as_secs_f32() * 1e3,
+            pairs_ms: figures.pair_time.as_secs_f32() * 1e3,
+            sim_fps: 59.5,
+            player: sim.player(),
+            dropped: 3,
+        }
+    );
+    assert_eq!(bytes.len(), 96 + 9 * 3_001 + 8 * leaves.len());
+
+    // Positions and sizes within half a quantization step; marks exact.
+    let step = WORLD / 65535.0;
+    for (i, object) in decoded.objects.iter().enumerate() {
+        let (p, b) = (sim.positions()[i], sim.shapes()[i].aabb(sim.positions()[i]));
+        assert!(
+            (object.center - p).length() <= step,
+            "{i}: {object:?} vs {p:?}"
+        );
+        assert!((object.half.x - b.width() / 2.0).abs() <= step);
+        assert!((object.half.y - b.height() / 2.0).abs() <= step);
+        assert_eq!(object.marks, sim.marks()[i]);
+    }
+    for (got, want) in decoded.leaves.iter().zip(&leaves) {
+        assert!((got.min - want.min).length() <= step && (got.max - want.max).length() <= step);
+    }
+
+    // The marks say what the header counts.
+    let count = |bit| decoded.objects.iter().filter(|o| o.marks.has(bit)).count() as u32;
+    assert_eq!(count(Marks::IN_QUERY), h.query_hits);
+    assert_eq!(count(Marks::CANDIDATE), h.player_candidates);
+    assert_eq!(count(Marks::CONTACT), h.player_contacts);
+    assert_eq!(count(Marks::COLLIDING), h.colliding);
+    assert_eq!(count(Marks::PLAYER), 1);
+    assert_eq!(count(Marks::PICKED), 1);
+    assert!(
+        decoded
+            .objects
+            .last()
+            .unwrap()
+            .marks
+            .has(Marks::PLAYER | Marks::BOX)
+    );
+    assert!(h.query_hits > 0 && h.pairs > 0);
+}
+
+#[test]
+fn frames_of_many_objects_carry_figures_only() {
+    let sim = ticked(Settings {
+        count: OBJECT_LIMIT + 1,
+        ..Settings::default()
+    });
+    let mut bytes = Vec::new();
+    frame::encode(&sim, FrameInfo::default(), &mut bytes);
+    let decoded = frame::decode(&bytes).unwrap();
+    assert_eq!(decoded.header.count, OBJECT_LIMIT as u32 + 1);
+    assert_eq!(decoded.header.sent, 0);
+    assert!(decoded.objects.is_empty());
+    assert_ne!(decoded.header.flags & Header::OBJECTS_OMITTED, 0);
+    assert!(decoded.header.query_hits > 0);
+    assert!(!decoded.leaves.is_empty() && decoded.leaves.len() <= LEAF_LIMIT);
+}
+
+#[test]
+fn broken_frames_are_refused() {
+    let sim = ticked(Settings {
+        count: 10,
+        ..Settings::default()
+    });
+    let mut bytes = Vec::new();
+    frame::encode(&sim, FrameInfo::default(), &mut bytes);
+    assert!(frame::decode(&bytes[..50]).unwrap_err().contains("header"));
+    assert!(frame::decode(&bytes[..bytes.len() - 1]).is_err());
+    let mut bad = bytes.clone();
+    bad[0] = b'X';
+    assert!(frame::decode(&bad).unwrap_err().contains("magic"));
+    assert_eq!(frame::quantize(-5.0), 0);
+    assert_eq!(frame::quantize(WORLD * 2.0), u16::MAX);
+    assert_eq!(frame::dequantize(frame::quantize(WORLD)), WORLD);
+}
