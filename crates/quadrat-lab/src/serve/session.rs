@@ -232,7 +232,8 @@ impl Driver {
             }
             Command::Pause(paused) => {
                 self.paused = paused;
-                self.rate = Rate::default();
+                // Measure afresh from here, showing the last rate meanwhile.
+                self.rate.restart();
             }
             // A step means something only while paused.
             Command::Step => self.step = self.paused,
@@ -281,6 +282,12 @@ struct Rate {
 }
 
 impl Rate {
+    /// Starts a new measuring window, keeping the last figure until it ends.
+    fn restart(&mut self) {
+        self.since = None;
+        self.ticks = 0;
+    }
+
     fn tick(&mut self, now: Instant) {
         let Some(since) = self.since else {
             self.since = Some(now);
