@@ -805,23 +805,9 @@ impl<T> QuadTree<T> {
     /// Adds an item to node `n`'s run, keeping the run sorted by `min.x`,
     /// and records where it went.
     pub(crate) fn insert_entry(&mut self, n: u32, e: Entry) {
+        self.append_entry(n, e);
         let node = &self.nodes[n as usize];
-        if node.len == node.cap {
-            self.grow_run(n);
-        }
-        let node = &mut self.nodes[n as usize];
-        let start = node.start as usize;
-        let mut p = (node.start + node.len) as usize;
-        node.len += 1;
-        node.tight = node.tight.union(&e.aabb);
-        self.slab.slots[e.owner as usize].node = n;
-        while p > start && self.entries[p - 1].aabb.min.x > e.aabb.min.x {
-            self.entries[p] = self.entries[p - 1];
-            self.set_pos(p);
-            p -= 1;
-        }
-        self.entries[p] = e;
-        self.set_pos(p);
+        self.resort_entry(n, node.start + node.len - 1);
     }
 
     /// Appends an item to node `n`'s run without keeping the order (the

@@ -1,6 +1,6 @@
 //! The invariant checker that tests run after every mutation.
 
-use super::{NONE, NodeStack, QuadTree, quadrant};
+use super::{NodeStack, QuadTree, quadrant};
 
 impl<T> QuadTree<T> {
     /// Checks every structural invariant of the tree and says which one is
@@ -177,7 +177,6 @@ impl<T> QuadTree<T> {
                 self.nodes.len()
             ));
         }
-        let _ = NONE;
         Ok(())
     }
 }
