@@ -227,6 +227,7 @@ impl<T> QuadTree<T> {
         self.nodes[0] = Node::root(self.world);
         self.garbage = 0;
         self.build_node(0, 0, self.entries.len());
+        self.refit_below_all();
     }
 
     /// Makes node `n` from the entries in `lo..hi`: a leaf holding them all

@@ -64,7 +64,9 @@ impl<T> QuadTree<T> {
             if !self.nodes[child as usize].loose.contains(&b) {
                 break;
             }
-            self.nodes[n as usize].load += 1;
+            let node = &mut self.nodes[n as usize];
+            node.load += 1;
+            node.below = node.below.union(&b);
             n = child;
         }
         if self.nodes[n as usize].is_leaf() && self.leaf_wants_deeper(n, &b) {
@@ -89,10 +91,12 @@ impl<T> QuadTree<T> {
         let node = &self.nodes[n as usize];
         let (cell, start, len) = (node.cell, node.start as usize, node.len as usize);
         let mut kept = start;
+        let mut below = super::EMPTY;
         for p in start..start + len {
             let e = self.entries[p];
             let child = first + quadrant(&cell, e.aabb.center()) as u32;
             if self.nodes[child as usize].loose.contains(&e.aabb) {
+                below = below.union(&e.aabb);
                 if self.leaf_wants_deeper(child, &e.aabb) {
                     self.nodes[child as usize].load += 1;
                 }
@@ -103,7 +107,9 @@ impl<T> QuadTree<T> {
                 kept += 1;
             }
         }
-        self.nodes[n as usize].len = (kept - start) as u32;
+        let node = &mut self.nodes[n as usize];
+        node.len = (kept - start) as u32;
+        node.below = below;
         self.refit(n);
         for q in 0..4 {
             self.split_if_needed(first + q);

@@ -165,10 +165,13 @@ pub(crate) struct Node {
     /// build or a split, grown by inserts and moves, [`EMPTY`] when the run
     /// is empty). The pair finder skips and filters with it.
     pub(crate) tight: Aabb,
-    /// The union of the four children's loose bounds (whether or not the
-    /// children exist): every item stored strictly below this node lies
-    /// inside it. Fixed geometry, like `cell` and `loose`.
-    pub(crate) inner: Aabb,
+    /// Internal node: a box containing the subtree bounds of each child, so
+    /// every item stored strictly below it (exact after a build and after
+    /// `update_all`, grown by inserts and moves, never shrunk by removals).
+    /// Queries, the pair finder, `nearest` and ray casts prune with it.
+    pub(crate) below: Aabb,
+    /// The parent's index; [`NONE`] for the root.
+    pub(crate) parent: u32,
     /// Level; the root is 0. `u8::MAX` marks a node in a free block.
     pub(crate) depth: u8,
     /// Which sides of the cell lie on the world's border (see [`Edges`]):
@@ -194,7 +197,7 @@ impl Node {
 
     /// An empty leaf with the given geometry.
     fn new(cell: Aabb, loose: Aabb, depth: u8, edges: u8) -> Node {
-        let mut node = Node {
+        Node {
             cell,
             loose,
             children: NONE,
@@ -203,17 +206,11 @@ impl Node {
             cap: 0,
             load: 0,
             tight: EMPTY,
-            inner: EMPTY,
+            below: EMPTY,
+            parent: NONE,
             depth,
             edges,
-        };
-        node.inner = node.inner_bounds();
-        node
-    }
-
-    /// The union of the four children's loose bounds.
-    fn inner_bounds(&self) -> Aabb {
-        (0..4).fold(EMPTY, |u, q| u.union(&self.child_geometry(q).1))
+        }
     }
 
     /// A box containing every item in this node's subtree.
@@ -222,7 +219,7 @@ impl Node {
         if self.is_leaf() {
             self.tight
         } else {
-            self.tight.union(&self.inner)
+            self.tight.union(&self.below)
         }
     }
 
@@ -426,6 +423,8 @@ pub struct QuadTree<T> {
     /// node, and leaves that must split.
     pub(crate) movers: Vec<(u32, Aabb)>,
     pub(crate) splits: Vec<u32>,
+    /// Scratch of `try_update_all`: one bit per node whose run changed.
+    pub(crate) dirty: Vec<u64>,
     /// Scratch of the bulk build: each entry's destination in the node
     /// being partitioned (one byte per item, kept for the next rebuild).
     pub(crate) cats: Vec<u8>,
@@ -483,6 +482,7 @@ impl<T> QuadTree<T> {
             slab: Slab::new(),
             movers: Vec::new(),
             splits: Vec::new(),
+            dirty: Vec::new(),
             cats: Vec::new(),
         })
     }
@@ -1014,7 +1014,9 @@ impl<T> QuadTree<T> {
         let parent = &self.nodes[n as usize];
         let kids: [Node; 4] = core::array::from_fn(|q| {
             let (cell, loose) = parent.child_geometry(q);
-            Node::new(cell, loose, parent.depth + 1, parent.child_edges(q))
+            let mut kid = Node::new(cell, loose, parent.depth + 1, parent.child_edges(q));
+            kid.parent = n;
+            kid
         });
         let first = match self.free_blocks.pop() {
             Some(first) => {
@@ -1032,6 +1034,47 @@ impl<T> QuadTree<T> {
         };
         self.nodes[n as usize].children = first;
         first
+    }
+
+    /// Grows the `below` boxes of node `n`'s ancestors to contain `b`, an
+    /// item box of `n`'s, stopping at the first that already does (the
+    /// boxes of higher ancestors contain it then).
+    pub(crate) fn grow_below(&mut self, n: u32, b: &Aabb) {
+        let mut p = self.nodes[n as usize].parent;
+        while p != NONE {
+            let node = &mut self.nodes[p as usize];
+            if node.below.contains(b) {
+                break;
+            }
+            node.below = node.below.union(b);
+            p = node.parent;
+        }
+    }
+
+    /// Recomputes every internal node's `below` box exactly, children first.
+    pub(crate) fn refit_below_all(&mut self) {
+        let mut order = core::mem::take(&mut self.splits);
+        order.clear();
+        order.push(0);
+        let mut i = 0;
+        while i < order.len() {
+            let n = order[i];
+            i += 1;
+            let c = self.nodes[n as usize].children;
+            if c != NONE {
+                order.extend(c..c + 4);
+            }
+        }
+        for &n in order.iter().rev() {
+            let c = self.nodes[n as usize].children;
+            if c != NONE {
+                let b = (c..c + 4).fold(EMPTY, |u, k| {
+                    u.union(&self.nodes[k as usize].subtree_bounds())
+                });
+                self.nodes[n as usize].below = b;
+            }
+        }
+        self.splits = order;
     }
 
     /// Returns the block of four nodes starting at `first` to the free list.

@@ -62,8 +62,10 @@ impl<T> QuadTree<T> {
     /// Its load is unchanged: items from below are exactly those that would
     /// move into a child again.
     fn collapse(&mut self, n: u32) {
-        let first = self.nodes[n as usize].children;
-        self.nodes[n as usize].children = super::NONE;
+        let node = &mut self.nodes[n as usize];
+        let first = node.children;
+        node.children = super::NONE;
+        node.below = super::EMPTY;
         let mut stack = NodeStack::new();
         for q in 0..4 {
             stack.push(first + q);

@@ -62,6 +62,7 @@ impl<T> QuadTree<T> {
                 self.entries[pos as usize].aabb = aabb;
                 let node = &mut self.nodes[n as usize];
                 node.tight = node.tight.union(&aabb);
+                self.grow_below(n, &aabb);
                 self.resort_entry(n, pos);
                 if was != now {
                     let node = &mut self.nodes[n as usize];
@@ -76,6 +77,7 @@ impl<T> QuadTree<T> {
                 self.entries[pos as usize].aabb = aabb;
                 let node = &mut self.nodes[n as usize];
                 node.tight = node.tight.union(&aabb);
+                self.grow_below(n, &aabb);
                 self.resort_entry(n, pos);
             }
         } else {
@@ -87,8 +89,9 @@ impl<T> QuadTree<T> {
     }
 
     /// Moves every item at once: `f(key, value, box)` returns each item's new
-    /// box. Visits the items in storage order (node by node), writes boxes
-    /// that stay in their node in place, re-sorts each node's run once, and
+    /// box. Visits the items in slot order (the order of [`Key::index`], so
+    /// data kept in a `Vec` indexed by it is read front to back), writes boxes
+    /// that stay in their node in place, re-sorts each changed run once, and
     /// only then re-places the items that left their node, one by one when
     /// they are few, by a [`rebuild`](QuadTree::rebuild) when they are many. For a frame in
     /// which everything moves a little, this is much cheaper than calling
@@ -142,43 +145,42 @@ impl<T> QuadTree<T> {
         let mut splits = core::mem::take(&mut self.splits);
         movers.clear();
         splits.clear();
-        let mut stack = super::NodeStack::with_root();
-        while let Some(n) = stack.pop() {
-            let node = &self.nodes[n as usize];
-            if !node.is_leaf() {
-                for q in (0..4).rev() {
-                    stack.push(node.children + q);
-                }
-            }
-            let (start, end) = (node.start as usize, (node.start + node.len) as usize);
-            if start == end {
+        let mut dirty = core::mem::take(&mut self.dirty);
+        dirty.clear();
+        dirty.resize(self.nodes.len().div_ceil(64), 0);
+        // Pass 1, in slot order: the caller's data is usually laid out by
+        // key, so this reads it front to back, and each item costs one
+        // random access into the entries instead of three.
+        for idx in 0..self.slab.slots.len() {
+            let slot = &self.slab.slots[idx];
+            let Some(value) = slot.value.as_ref() else {
+                continue;
+            };
+            let (n, pos) = (slot.node, slot.pos as usize);
+            let key = Key::new(idx as u32, self.slab.generations[idx]);
+            let b = f(key, value, self.entries[pos].aabb);
+            if let Err(err) = b.validate() {
+                refused.get_or_insert((key, err));
                 continue;
             }
-            let mut moved_in_place = false;
-            for p in start..end {
-                let e = self.entries[p];
-                let idx = e.owner as usize;
-                let slot = &self.slab.slots[idx];
-                let key = Key::new(e.owner, self.slab.generations[idx]);
-                let Some(value) = slot.value.as_ref() else {
-                    continue;
-                };
-                let b = f(key, value, e.aabb);
-                if let Err(err) = b.validate() {
-                    refused.get_or_insert((key, err));
-                    continue;
-                }
-                if self.stays_in(n, &b) {
-                    self.entries[p].aabb = b;
-                    moved_in_place = true;
-                } else {
-                    movers.push((e.owner, b));
-                }
+            if self.stays_in(n, &b) {
+                self.entries[pos].aabb = b;
+                dirty[n as usize / 64] |= 1 << (n % 64);
+            } else {
+                movers.push((idx as u32, b));
             }
-            if moved_in_place {
+        }
+        // Pass 2, node by node: re-sort each run that changed and recount
+        // its leaf's load.
+        for (w, &word) in dirty.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                let n = (w * 64) as u32 + bits.trailing_zeros();
+                bits &= bits - 1;
                 self.resort_run(n);
                 if self.nodes[n as usize].is_leaf() {
-                    let run = &self.entries[start..end];
+                    let node = &self.nodes[n as usize];
+                    let run = &self.entries[node.start as usize..(node.start + node.len) as usize];
                     let load = run
                         .iter()
                         .filter(|e| self.leaf_wants_deeper(n, &e.aabb))
@@ -190,6 +192,7 @@ impl<T> QuadTree<T> {
                 }
             }
         }
+        self.dirty = dirty;
         // Structure changes only now, with no node index held from above.
         // Many items left their node: a rebuild from the current order is
         // cheaper than re-placing them one by one, and gives the same tree.
@@ -200,6 +203,7 @@ impl<T> QuadTree<T> {
             }
             self.rebuild();
         } else {
+            self.refit_below_all();
             for &n in &splits {
                 self.split_if_needed(n);
             }

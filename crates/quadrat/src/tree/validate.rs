@@ -10,7 +10,8 @@ impl<T> QuadTree<T> {
     /// Checked: the node geometry follows from the parent; each node's run
     /// lies within the entry arrays and no two runs overlap; every item is
     /// stored in the node its box's placement selects, and its slot points
-    /// back at it; each node's load equals its definition; a node has
+    /// back at it; each node's bounds contain its own items and its
+    /// children's bounds; each node's load equals its definition; a node has
     /// children exactly when its load exceeds `max_items`; no node is deeper
     /// than `max_depth`; the free lists and counters add up.
     ///
@@ -57,8 +58,11 @@ impl<T> QuadTree<T> {
                 for q in 0..4 {
                     let c = &self.nodes[(first + q) as usize];
                     let (cell, loose) = node.child_geometry(q as usize);
-                    if !node.inner.contains(&loose) {
-                        return fail(format!("inner bounds of node {n} miss child {q}"));
+                    if c.parent != n {
+                        return fail(format!("child {q} of node {n} has parent {}", c.parent));
+                    }
+                    if !node.below.contains(&c.subtree_bounds()) {
+                        return fail(format!("below bounds of node {n} miss child {q}"));
                     }
                     if c.cell != cell || c.loose != loose {
                         return fail(format!("child {q} of node {n} has wrong geometry"));
