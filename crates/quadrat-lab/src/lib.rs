@@ -13,6 +13,7 @@
 //!   seeded scenes, checked for exactness, then timed; written out as a
 //!   Markdown table, a CSV file and a log–log scaling plot.
 
+pub mod alloc;
 pub mod bench;
 pub mod render;
 pub mod serve;

@@ -6,6 +6,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+/// Counts heap bytes for the benchmark's memory figures.
+#[global_allocator]
+static ALLOCATOR: quadrat_lab::alloc::Counting = quadrat_lab::alloc::Counting;
+
 /// The quadrat lab: a live quadtree in the browser (the default), pictures
 /// of trees, and benchmarks.
 #[derive(Debug, Parser)]

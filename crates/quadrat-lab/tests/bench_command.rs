@@ -239,3 +239,54 @@ fn bad_arguments_are_refused_with_a_reason() {
         "lists the possible values: {stderr}"
     );
 }
+
+#[test]
+fn memory_figures_count_every_index_byte() {
+    let dir = out_dir("bench-memory");
+    let output = lab(&[
+        "bench",
+        "--only",
+        "memory",
+        "--query-n",
+        "20k",
+        "--out",
+        dir.to_str().expect("a UTF-8 path"),
+    ]);
+    let stdout = String::from_utf8(output.stdout).expect("UTF-8 output");
+    assert!(output.status.success(), "bench failed:\n{stdout}");
+    let md = fs::read_to_string(dir.join("bench.md")).expect("bench.md written");
+    assert!(md.contains("## Memory"), "{md}");
+    // Rows: | name | peak | retained | retained bytes per box | × broccoli |
+    let rows: Vec<Vec<String>> = md
+        .lines()
+        .skip_while(|l| !l.starts_with("## Memory"))
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| implementation"))
+        .map(|l| l.split('|').map(|c| c.trim().replace('*', "")).collect())
+        .collect();
+    let per_box = |name: &str| -> (f64, f64, f64) {
+        let row = rows
+            .iter()
+            .find(|r| r[1] == name)
+            .unwrap_or_else(|| panic!("no memory row for {name}:\n{md}"));
+        let num = |i: usize| row[i].parse::<f64>().expect("a number");
+        (num(2), num(3), num(4))
+    };
+    // Each index holds at least every box (16 bytes) and its payload
+    // (4 bytes), so a counter that missed allocations would show less; and
+    // what is retained was live at the peak.
+    let mut names = vec!["quadrat"];
+    if cfg!(feature = "peers") {
+        names.extend(["broccoli", "rstar", "parry2d"]);
+    }
+    for name in names {
+        let (peak, retained, bytes) = per_box(name);
+        assert!(
+            bytes >= 20.0 && bytes < 400.0,
+            "{name}: {bytes} bytes per box"
+        );
+        assert!(
+            peak >= retained,
+            "{name}: peak {peak} < retained {retained}"
+        );
+    }
+}

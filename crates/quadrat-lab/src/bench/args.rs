@@ -7,7 +7,7 @@ use quadrat::scenario::Layout;
 
 use super::implementation::Implementation;
 use super::scene::{Motion, QueryKind};
-use super::{moving, queries};
+use super::{memory, moving, queries};
 
 /// The benchmarks `bench` can run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -18,6 +18,8 @@ pub enum Part {
     Moving,
     /// Area, circle, point, nearest and ray-cast queries.
     Queries,
+    /// Heap of each index, peak while built and retained.
+    Memory,
 }
 
 /// Options of `quadrat-lab bench`. Unset options take the defaults of the
@@ -138,7 +140,7 @@ impl Settings {
         implementations.dedup();
         Settings {
             parts: if args.only.is_empty() {
-                vec![Part::Pairs, Part::Moving, Part::Queries]
+                vec![Part::Pairs, Part::Moving, Part::Queries, Part::Memory]
             } else {
                 args.only.clone()
             },
@@ -189,6 +191,9 @@ impl Settings {
                 .iter()
                 .map(|&k| queries::participants(imps, k).len())
                 .sum::<usize>();
+        }
+        if self.runs(Part::Memory) {
+            steps += memory::participants(imps).len();
         }
         steps as u64
     }

@@ -16,6 +16,8 @@
 //!   circle and point queries (quadrat and rstar), about 10 hits each; of
 //!   the k nearest boxes to a point (quadrat and rstar); and of the first box
 //!   a ray hits (quadrat and parry2d).
+//! - **memory**: the heap each tree-shaped index takes at the queries' n,
+//!   peak while built and retained, counted by the binary's allocator.
 //!
 //! Results go to standard output and to `--out`: `bench.md` (the tables),
 //! `bench.csv` (every figure) and `pairs.png` / `pairs.svg` (time against n,
@@ -25,6 +27,7 @@ mod args;
 mod closest;
 mod exact;
 mod implementation;
+mod memory;
 mod moving;
 pub mod ours;
 mod pairs;
@@ -57,6 +60,7 @@ use self::report::{fmt_ms, fmt_n, fmt_rate};
 #[derive(Debug, Default)]
 struct Results {
     records: Vec<Record>,
+    memory: Vec<memory::MemoryRecord>,
     notes: Vec<(Part, String)>,
 }
 
@@ -178,6 +182,9 @@ fn run_parts(settings: &Settings, progress: &Progress, results: &mut Results) ->
     }
     if settings.runs(Part::Queries) {
         queries::run(settings, progress, results)?;
+    }
+    if settings.runs(Part::Memory) {
+        memory::run(settings, progress, results);
     }
     Ok(())
 }

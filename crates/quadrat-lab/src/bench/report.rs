@@ -56,7 +56,50 @@ pub(super) fn markdown(settings: &Settings, results: &Results) -> String {
     notes(&mut s, results, Part::Moving);
     queries_section(&mut s, settings, records);
     notes(&mut s, results, Part::Queries);
+    memory_section(&mut s, settings, results);
+    notes(&mut s, results, Part::Memory);
     s
+}
+
+fn memory_section(s: &mut String, settings: &Settings, results: &Results) {
+    let records = &results.memory;
+    if records.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "\n## Memory\n\nHeap of each index over {} uniform boxes with a `u32` payload, built from \
+         a slice of boxes the way each library documents, counted by the same allocator: the \
+         peak while building (input excluded) and what the built index holds. **× broccoli** \
+         is the peak over broccoli's.\n",
+        fmt_n(settings.query_n)
+    );
+    let broccoli = records
+        .iter()
+        .find(|r| r.implementation.name() == "broccoli")
+        .map(|r| r.usage.peak);
+    s.push_str(
+        "| implementation | peak (MB) | retained (MB) | retained bytes per box | × broccoli |\n",
+    );
+    s.push_str("|---|---:|---:|---:|---:|\n");
+    for r in records {
+        let name = if r.implementation == Implementation::Quadrat {
+            format!("**{}**", r.implementation.name())
+        } else {
+            r.implementation.name().to_string()
+        };
+        let _ = writeln!(
+            s,
+            "| {name} | {:.1} | {:.1} | {:.1} | {} |",
+            super::memory::mb(r.usage.peak),
+            super::memory::mb(r.usage.retained),
+            r.usage.retained as f64 / r.n as f64,
+            broccoli.map_or_else(
+                || "–".into(),
+                |b| format!("{:.2}×", r.usage.peak as f64 / b as f64)
+            ),
+        );
+    }
 }
 
 /// The notes on `part`, as a paragraph.
