@@ -281,7 +281,7 @@ fn memory_figures_count_every_index_byte() {
     for name in names {
         let (peak, retained, bytes) = per_box(name);
         assert!(
-            bytes >= 20.0 && bytes < 400.0,
+            (20.0..400.0).contains(&bytes),
             "{name}: {bytes} bytes per box"
         );
         assert!(
