@@ -78,7 +78,7 @@
 //!
 //! | feature | adds |
 //! |---|---|
-//! | `parallel` | `QuadTree::par_for_each_pair` and `QuadTree::par_pairs`: pairs on rayon's thread pool |
+//! | `parallel` | `QuadTree::par_insert_many`, `par_rebuild` and `par_update_all` (bulk builds on rayon's thread pool), `par_for_each_pair` and `par_pairs` (pairs on it) |
 //! | `glam` | conversions between [`Vec2`] and `glam::Vec2` |
 //! | `mint` | conversions between [`Vec2`] and `mint::Point2` / `mint::Vector2` |
 //! | `serde` | `Serialize` / `Deserialize` for the geometry types, [`Shape`], [`Key`], [`Config`], [`Body`] and [`ContactPair`] |

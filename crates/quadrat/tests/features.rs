@@ -30,6 +30,122 @@ fn parallel_pairs_equal_sequential_pairs() {
     }
 }
 
+/// The parallel bulk build gives the very tree the sequential one does:
+/// the same nodes in the same order, every item in the same place, and a
+/// valid tree, over every layout, crowded and shallow configurations, a
+/// pile on one point and items far outside the world.
+#[cfg(feature = "parallel")]
+#[test]
+fn parallel_build_equals_sequential_build() {
+    use quadrat::scenario::{Layout, Rng, Scenario};
+    use quadrat::{Aabb, Config, QuadTree};
+    fn same<T: PartialEq + std::fmt::Debug>(a: &QuadTree<T>, b: &QuadTree<T>, what: &str) {
+        let pile = what.starts_with("one point");
+        b.validate().unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert!(a.nodes().eq(b.nodes()), "{what}: nodes differ");
+        // Each tree salts its keys' generations; slots must agree.
+        let (ia, ib) = (a.iter(), b.iter());
+        assert!(
+            ia.map(|(k, b, v)| (k.index(), b, v))
+                .eq(ib.map(|(k, b, v)| (k.index(), b, v))),
+            "{what}: items differ"
+        );
+        let pairs = |t: &QuadTree<T>| {
+            t.pairs()
+                .into_iter()
+                .map(|(x, y)| (x.index(), y.index()))
+                .collect::<Vec<_>>()
+        };
+        // (A pile of 6,000 on one point has 18M pairs; its nodes suffice.)
+        if !pile {
+            assert_eq!(pairs(a), pairs(b), "{what}: pairs differ");
+        }
+    }
+    let mut rng = Rng::new(99);
+    let mut scenes: Vec<(String, Aabb, Vec<Aabb>)> = Vec::new();
+    for layout in Layout::ALL {
+        for n in [0, 100, 5_000, 30_000] {
+            let s = Scenario::new(layout, n, 5);
+            scenes.push((format!("{layout:?} n={n}"), s.world, s.boxes()));
+        }
+    }
+    let world = Aabb::new([0.0, 0.0], [100.0, 100.0]);
+    scenes.push((
+        "one point".into(),
+        world,
+        vec![Aabb::from_point([25.0, 25.0]); 6_000],
+    ));
+    scenes.push((
+        "far outside".into(),
+        world,
+        (0..20_000)
+            .map(|_| {
+                let c = [rng.range(-1e4, 1e4), rng.range(-1e4, 1e4)];
+                Aabb::from_center(c, [rng.range(0.0, 3.0), rng.range(0.0, 3.0)])
+            })
+            .collect(),
+    ));
+    for (name, world, boxes) in &scenes {
+        for config in [
+            Config::default(),
+            Config {
+                max_items: 1,
+                max_depth: 3,
+            },
+            Config {
+                max_items: 4,
+                max_depth: 12,
+            },
+            Config {
+                max_items: 2,
+                max_depth: 0,
+            },
+        ] {
+            let what = format!("{name} {config:?}");
+            let items = || boxes.iter().copied().zip(0u32..);
+            let mut seq = QuadTree::with_config(*world, config);
+            let keys = seq.insert_many(items());
+            let mut par = QuadTree::with_config(*world, config);
+            let par_keys = par.par_insert_many(items());
+            assert!(
+                keys.iter()
+                    .map(|k| k.index())
+                    .eq(par_keys.iter().map(|k| k.index()))
+            );
+            same(&seq, &par, &what);
+            // Move everything, then rebuild both ways from the same state.
+            let shift = |_, _: &u32, b: Aabb| b.translate([rng.range(-2.0, 2.0), 1.0]);
+            let mut moved = seq.clone();
+            moved.update_all(shift);
+            let mut a = moved.clone();
+            a.rebuild();
+            let mut b = moved.clone();
+            b.par_rebuild();
+            same(&a, &b, &format!("{what}, rebuilt"));
+            // Moving everything far enough that most items leave their node
+            // takes the rebuild path of both.
+            let far = |k: quadrat::Key, _: &u32, b: Aabb| {
+                b.translate([(k.index() % 7) as f32 * 0.7 - 2.1, 1.0])
+            };
+            let mut a = seq.clone();
+            a.update_all(far);
+            let mut b = seq.clone();
+            b.par_update_all(far);
+            same(&a, &b, &format!("{what}, moved"));
+        }
+    }
+    // A bad box refuses the whole batch and leaves the tree as it was.
+    let mut tree = QuadTree::new(world);
+    tree.insert(Aabb::from_point([1.0, 1.0]), 0u32);
+    let mut bad: Vec<(Aabb, u32)> = (0..10_000)
+        .map(|i| (Aabb::from_point([50.0, 50.0]), i))
+        .collect();
+    bad[7_000].0 = Aabb::new([0.0, 0.0], [f32::INFINITY, 1.0]);
+    assert!(tree.try_par_insert_many(bad).is_err());
+    assert_eq!(tree.len(), 1);
+    tree.validate().unwrap();
+}
+
 #[cfg(feature = "serde")]
 #[test]
 fn serde_round_trips() {

@@ -3,11 +3,13 @@
 //!
 //! Everything the benchmark does with quadrat goes through this file, using
 //! only the library's public API: build is [`QuadTree::insert_many`] (the
-//! bulk build) into a tree over the scene's world, all pairs is
-//! [`QuadTree::for_each_pair`] (or [`QuadTree::par_pairs_unordered`]), a
+//! bulk build; [`QuadTree::par_insert_many`] in parallel) into a tree over
+//! the scene's world, all pairs is [`QuadTree::for_each_pair`] (or
+//! [`QuadTree::par_pairs_unordered`]), a
 //! range query is [`QuadTree::query`], the k nearest boxes are
 //! [`QuadTree::nearest`], the first box a ray hits is [`QuadTree::raycast`],
-//! and a moving frame is one [`QuadTree::update_all`] with the new boxes. A
+//! and a moving frame is one [`QuadTree::update_all`] (or
+//! [`QuadTree::par_update_all`]) with the new boxes. A
 //! fresh tree hands out slot indices in insertion order, so a key's
 //! [`Key::index`] is its box's index.
 
@@ -24,9 +26,14 @@ pub struct Quadrat {
 pub struct QuadratPar(Quadrat);
 
 impl Quadrat {
-    fn new(world: Bbox, boxes: &[Bbox]) -> Quadrat {
+    fn new(world: Bbox, boxes: &[Bbox], parallel: bool) -> Quadrat {
         let mut tree = QuadTree::new(Aabb::from(world));
-        let keys = tree.insert_many(boxes.iter().map(|&b| Aabb::from(b)).zip(0u32..));
+        let items = boxes.iter().map(|&b| Aabb::from(b)).zip(0u32..);
+        let keys = if parallel {
+            tree.par_insert_many(items)
+        } else {
+            tree.insert_many(items)
+        };
         debug_assert!(
             keys.iter()
                 .enumerate()
@@ -90,7 +97,7 @@ impl BroadPhase for Quadrat {
     const INCREMENTAL: bool = true;
 
     fn build(world: Bbox, boxes: &[Bbox]) -> Self {
-        Quadrat::new(world, boxes)
+        Quadrat::new(world, boxes, false)
     }
 
     fn pairs_into(&mut self, out: &mut Vec<(u32, u32)>) {
@@ -112,7 +119,7 @@ impl BroadPhase for QuadratPar {
     const INCREMENTAL: bool = true;
 
     fn build(world: Bbox, boxes: &[Bbox]) -> Self {
-        QuadratPar(Quadrat::new(world, boxes))
+        QuadratPar(Quadrat::new(world, boxes, true))
     }
 
     fn pairs_into(&mut self, out: &mut Vec<(u32, u32)>) {
@@ -125,6 +132,8 @@ impl BroadPhase for QuadratPar {
     }
 
     fn update(&mut self, _world: Bbox, boxes: &[Bbox]) {
-        self.0.move_all(boxes);
+        self.0
+            .tree
+            .par_update_all(|_, &i, _| Aabb::from(boxes[i as usize]));
     }
 }

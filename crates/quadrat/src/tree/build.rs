@@ -58,6 +58,15 @@ impl<T> QuadTree<T> {
         &mut self,
         items: impl IntoIterator<Item = (Aabb, T)>,
     ) -> Result<Vec<Key>, Error> {
+        self.insert_many_impl(items, false)
+    }
+
+    /// `try_insert_many`, building in bulk on rayon's pool when `parallel`.
+    pub(crate) fn insert_many_impl(
+        &mut self,
+        items: impl IntoIterator<Item = (Aabb, T)>,
+        parallel: bool,
+    ) -> Result<Vec<Key>, Error> {
         let items = items.into_iter();
         let expected = items.size_hint().0;
         // A batch at least half the tree's size is built in bulk; a smaller
@@ -77,7 +86,7 @@ impl<T> QuadTree<T> {
                     for entry in self.entries.drain(packed..) {
                         drop(self.slab.remove_at(entry.owner as usize));
                     }
-                    self.build_all();
+                    self.build_all(false);
                     return Err(e);
                 }
                 let (key, idx) = self.slab.insert(v, 0, 0);
@@ -88,7 +97,7 @@ impl<T> QuadTree<T> {
                 keys.push(key);
             }
             self.presort();
-            self.build_all();
+            self.build_all(parallel);
         } else {
             let items: Vec<(Aabb, T)> = items.collect();
             for (b, _) in &items {
@@ -126,7 +135,7 @@ impl<T> QuadTree<T> {
     /// ```
     pub fn rebuild(&mut self) {
         self.pack();
-        self.build_all();
+        self.build_all(false);
     }
 
     /// Makes the entry array hold exactly the live entries, run after run in
@@ -134,7 +143,7 @@ impl<T> QuadTree<T> {
     /// followed by in-place updates); otherwise one gathering copy. Leaves
     /// the nodes' runs and the slots' positions stale: `build_all` must
     /// follow.
-    fn pack(&mut self) {
+    pub(crate) fn pack(&mut self) {
         let mut packed = self.garbage == 0 && self.entries.len() == self.len();
         let mut w = 0u32;
         let mut stack = super::NodeStack::with_root();
@@ -218,85 +227,262 @@ impl<T> QuadTree<T> {
         self.entries = sorted;
     }
 
-    /// Builds the nodes afresh over the whole (packed) entry array.
-    fn build_all(&mut self) {
+    /// Builds the nodes afresh over the whole (packed) entry array, on
+    /// rayon's thread pool when `parallel` (and the feature) is on.
+    pub(crate) fn build_all(&mut self, parallel: bool) {
         self.cats.clear();
         self.cats.resize(self.entries.len(), 0);
-        self.nodes.truncate(1);
         self.free_blocks.clear();
-        self.nodes[0] = Node::root(self.world);
         self.garbage = 0;
-        self.build_node(0, 0, self.entries.len());
+        let limits = Limits {
+            max_items: self.config.max_items,
+            max_depth: self.config.max_depth,
+        };
+        let part = Part {
+            entries: &mut self.entries,
+            cats: &mut self.cats,
+            base: 0,
+        };
+        let root = Node::root(self.world);
+        #[cfg(feature = "parallel")]
+        if parallel {
+            self.nodes = par_build_subtree(part, root, PAR_LEVELS, limits);
+            self.index_slots();
+            self.refit_below_all();
+            return;
+        }
+        let _ = parallel;
+        let mut nodes = core::mem::take(&mut self.nodes);
+        nodes.clear();
+        nodes.push(root);
+        let mut part = part;
+        let len = part.entries.len();
+        build_subtree(&mut part, &mut nodes, 0, 0, len, limits);
+        self.nodes = nodes;
+        self.index_slots();
         self.refit_below_all();
     }
 
-    /// Makes node `n` from the entries in `lo..hi`: a leaf holding them all
-    /// when no more than `max_items` would move into a child (or at
-    /// `max_depth`), else partitions them into its own items and its four
-    /// quadrants' and recurses. Recursion depth is bounded by `max_depth`.
-    fn build_node(&mut self, n: u32, lo: usize, hi: usize) {
-        let node = &self.nodes[n as usize];
-        let at_max = node.depth >= self.config.max_depth;
-        let cell = node.cell;
-        let kids = node.children_loose();
-        let mut counts = [0usize; 5];
-        if !at_max {
-            // One pass computes every entry's destination and remembers it.
-            let cats = &mut self.cats[lo..hi];
-            for (e, cat) in self.entries[lo..hi].iter().zip(cats.iter_mut()) {
-                let q = quadrant(&cell, e.aabb.center());
-                let c = if kids[q].contains(&e.aabb) { q } else { STAYS };
-                *cat = c as u8;
-                counts[c] += 1;
+    /// Points every item's slot at its place, node by node.
+    fn index_slots(&mut self) {
+        for (n, node) in self.nodes.iter().enumerate() {
+            let (start, end) = (node.start as usize, (node.start + node.len) as usize);
+            for (p, e) in self.entries[start..end].iter().enumerate() {
+                let slot = &mut self.slab.slots[e.owner as usize];
+                slot.node = n as u32;
+                slot.pos = (start + p) as u32;
             }
-        }
-        let load = (hi - lo) - counts[STAYS];
-        if at_max || load <= self.config.max_items {
-            let node = &mut self.nodes[n as usize];
-            node.start = lo as u32;
-            node.len = (hi - lo) as u32;
-            node.cap = node.len;
-            node.load = if at_max { 0 } else { load as u32 };
-            self.sort_run(n);
-            return;
-        }
-        // Partition in place (American flag sort) into
-        // [stays | q0 | q1 | q2 | q3], moving each entry's category with it.
-        let order = [STAYS, 0, 1, 2, 3];
-        let mut begin = [0usize; 5];
-        let mut at = lo;
-        for &c in &order {
-            begin[c] = at;
-            at += counts[c];
-        }
-        let end: [usize; 5] = core::array::from_fn(|c| begin[c] + counts[c]);
-        let mut next = begin;
-        for &c in &order {
-            while next[c] < end[c] {
-                let i = next[c];
-                let ec = self.cats[i] as usize;
-                if ec == c {
-                    next[c] += 1;
-                    continue;
-                }
-                // Swap the entry into its bucket; look again at what came back.
-                let j = next[ec];
-                next[ec] += 1;
-                self.entries.swap(i, j);
-                self.cats.swap(i, j);
-            }
-        }
-        let node = &mut self.nodes[n as usize];
-        node.start = lo as u32;
-        node.len = counts[STAYS] as u32;
-        node.cap = node.len;
-        node.load = load as u32;
-        self.sort_run(n);
-        let first = self.alloc_children(n);
-        for q in 0..4 {
-            self.build_node(first + q as u32, begin[q], end[q]);
         }
     }
+}
+
+/// The configuration a build follows.
+#[derive(Clone, Copy)]
+struct Limits {
+    max_items: usize,
+    max_depth: u8,
+}
+
+/// The part of the entry array one subtree is built over, with the
+/// entries' categories; `entries[0]` is entry `base` of the whole array.
+struct Part<'a> {
+    entries: &'a mut [Entry],
+    cats: &'a mut [u8],
+    base: usize,
+}
+
+/// What a node becomes.
+enum Split {
+    /// A leaf holding the whole range, with this load.
+    Leaf(u32),
+    /// An internal node with this load; the range is now partitioned into
+    /// `[stays | q0 | q1 | q2 | q3]`, bucket `c` at `begin[c]..end[c]`.
+    Inner(u32, [usize; 5], [usize; 5]),
+}
+
+/// Decides what `node`, over the part's range `lo..hi`, becomes: a leaf
+/// when no more than `max_items` of its entries would move into a child (or
+/// at `max_depth`), else an internal node, partitioning the range in place
+/// (American flag sort) by where each entry goes.
+fn partition(part: &mut Part<'_>, node: &Node, lo: usize, hi: usize, limits: Limits) -> Split {
+    if node.depth >= limits.max_depth {
+        return Split::Leaf(0);
+    }
+    let cell = node.cell;
+    let kids = node.children_loose();
+    let mut counts = [0usize; 5];
+    // One pass computes every entry's destination and remembers it.
+    let cats = &mut part.cats[lo..hi];
+    for (e, cat) in part.entries[lo..hi].iter().zip(cats.iter_mut()) {
+        let q = quadrant(&cell, e.aabb.center());
+        let c = if kids[q].contains(&e.aabb) { q } else { STAYS };
+        *cat = c as u8;
+        counts[c] += 1;
+    }
+    let load = (hi - lo) - counts[STAYS];
+    if load <= limits.max_items {
+        return Split::Leaf(load as u32);
+    }
+    let order = [STAYS, 0, 1, 2, 3];
+    let mut begin = [0usize; 5];
+    let mut at = lo;
+    for &c in &order {
+        begin[c] = at;
+        at += counts[c];
+    }
+    let end: [usize; 5] = core::array::from_fn(|c| begin[c] + counts[c]);
+    let mut next = begin;
+    for &c in &order {
+        while next[c] < end[c] {
+            let i = next[c];
+            let ec = part.cats[i] as usize;
+            if ec == c {
+                next[c] += 1;
+                continue;
+            }
+            // Swap the entry into its bucket; look again at what came back.
+            let j = next[ec];
+            next[ec] += 1;
+            part.entries.swap(i, j);
+            part.cats.swap(i, j);
+        }
+    }
+    Split::Inner(load as u32, begin, end)
+}
+
+/// Gives `node` the run `lo..lo + len` of the part, sorted by `min.x`, and
+/// its load and tight bounds.
+fn finish(part: &mut Part<'_>, node: &mut Node, lo: usize, len: usize, load: u32) {
+    let run = &mut part.entries[lo..lo + len];
+    run.sort_unstable_by(|a, b| a.aabb.min.x.total_cmp(&b.aabb.min.x));
+    node.start = (part.base + lo) as u32;
+    node.len = len as u32;
+    node.cap = node.len;
+    node.load = load;
+    node.tight = run.iter().fold(super::EMPTY, |t, e| t.union(&e.aabb));
+}
+
+/// Appends the four children of `nodes[n]`, returning the first's index.
+fn push_children(nodes: &mut Vec<Node>, n: u32) -> u32 {
+    let parent = &nodes[n as usize];
+    let kids: [Node; 4] = core::array::from_fn(|q| {
+        let (cell, loose) = parent.child_geometry(q);
+        let mut kid = Node::new(cell, loose, parent.depth + 1, parent.child_edges(q));
+        kid.parent = n;
+        kid
+    });
+    let first = nodes.len();
+    assert!(first + 4 < super::NONE as usize, "quadrat: too many nodes");
+    nodes.extend(kids);
+    nodes[n as usize].children = first as u32;
+    first as u32
+}
+
+/// Builds the subtree of `nodes[n]` over the part's range `lo..hi`,
+/// appending its descendants to `nodes`. Recursion depth is bounded by
+/// `max_depth`.
+fn build_subtree(
+    part: &mut Part<'_>,
+    nodes: &mut Vec<Node>,
+    n: u32,
+    lo: usize,
+    hi: usize,
+    limits: Limits,
+) {
+    match partition(part, &nodes[n as usize], lo, hi, limits) {
+        Split::Leaf(load) => finish(part, &mut nodes[n as usize], lo, hi - lo, load),
+        Split::Inner(load, begin, end) => {
+            finish(part, &mut nodes[n as usize], lo, end[STAYS] - lo, load);
+            let first = push_children(nodes, n);
+            for q in 0..4 {
+                build_subtree(part, nodes, first + q as u32, begin[q], end[q], limits);
+            }
+        }
+    }
+}
+
+/// Levels of the tree whose subtrees are built as separate tasks: 16 tasks
+/// at two levels, enough to keep a few cores busy on uneven data.
+#[cfg(feature = "parallel")]
+const PAR_LEVELS: u8 = 2;
+
+/// Below this many entries, a subtree is built on one thread.
+#[cfg(feature = "parallel")]
+const PAR_MIN: usize = 4096;
+
+/// Builds the subtree of `root` over the whole part, the subtrees of its
+/// children as rayon tasks for `levels` more levels. Returns the subtree's
+/// nodes, `root` first, laid out as `build_subtree` lays them out.
+#[cfg(feature = "parallel")]
+fn par_build_subtree(mut part: Part<'_>, root: Node, levels: u8, limits: Limits) -> Vec<Node> {
+    let mut nodes = vec![root];
+    let len = part.entries.len();
+    if levels == 0 || len < PAR_MIN {
+        build_subtree(&mut part, &mut nodes, 0, 0, len, limits);
+        return nodes;
+    }
+    let (load, begin, end) = match partition(&mut part, &nodes[0], 0, len, limits) {
+        Split::Leaf(load) => {
+            finish(&mut part, &mut nodes[0], 0, len, load);
+            return nodes;
+        }
+        Split::Inner(load, begin, end) => (load, begin, end),
+    };
+    finish(&mut part, &mut nodes[0], 0, end[STAYS], load);
+    let first = push_children(&mut nodes, 0);
+    // Cut the part into the four quadrants' disjoint slices.
+    let Part {
+        entries,
+        cats,
+        base,
+    } = part;
+    let (_, mut entries) = entries.split_at_mut(end[STAYS]);
+    let (_, mut cats) = cats.split_at_mut(end[STAYS]);
+    let mut parts: Vec<Part<'_>> = Vec::with_capacity(4);
+    for q in 0..4 {
+        let (e, rest_e) = entries.split_at_mut(end[q] - begin[q]);
+        let (c, rest_c) = cats.split_at_mut(end[q] - begin[q]);
+        parts.push(Part {
+            entries: e,
+            cats: c,
+            base: base + begin[q],
+        });
+        entries = rest_e;
+        cats = rest_c;
+    }
+    let kids: Vec<Node> = nodes[first as usize..first as usize + 4].to_vec();
+    let mut jobs = parts.into_iter().zip(kids);
+    let mut job = || {
+        let (p, k) = jobs.next().expect("four quadrants");
+        move || par_build_subtree(p, k, levels - 1, limits)
+    };
+    let (j0, j1, j2, j3) = (job(), job(), job(), job());
+    let ((s0, s1), (s2, s3)) = rayon::join(|| rayon::join(j0, j1), || rayon::join(j2, j3));
+    for (q, sub) in [s0, s1, s2, s3].into_iter().enumerate() {
+        splice(&mut nodes, first + q as u32, sub);
+    }
+    nodes
+}
+
+/// Puts the subtree `sub` (its root first) in place of node `at`, appending
+/// its descendants and renumbering their links.
+#[cfg(feature = "parallel")]
+fn splice(nodes: &mut Vec<Node>, at: u32, sub: Vec<Node>) {
+    let offset = nodes.len() as u32;
+    let remap = |i: u32| match i {
+        super::NONE => super::NONE,
+        0 => at,
+        i => offset + i - 1,
+    };
+    let mut sub = sub.into_iter();
+    let mut root = sub.next().expect("a subtree has a root");
+    root.children = remap(root.children);
+    nodes[at as usize] = root;
+    nodes.extend(sub.map(|mut node| {
+        node.children = remap(node.children);
+        node.parent = remap(node.parent);
+        node
+    }));
 }
 
 /// Spreads the 16 low bits of `v` to the even bits of the result.

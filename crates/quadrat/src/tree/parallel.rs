@@ -1,7 +1,9 @@
-//! Pair finding on several threads (feature `parallel`).
+//! Building and pair finding on several threads (feature `parallel`).
 
 use super::QuadTree;
 use super::pairs::PairFinder;
+use crate::error::Error;
+use crate::geom::Aabb;
 use crate::key::Key;
 use crate::tree::Entry;
 use std::sync::Mutex;
@@ -16,6 +18,89 @@ type Emit<'e> = dyn FnMut(&Entry, &Entry) + 'e;
 
 /// One task of the walk: given an emitter, find some of the pairs.
 type Task<'t> = dyn Fn(&mut Emit<'_>) + Sync + 't;
+
+impl<T> QuadTree<T> {
+    /// Like [`rebuild`](QuadTree::rebuild), with the subtrees of the top
+    /// levels built as tasks on rayon's thread pool. The tree is the same.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, QuadTree};
+    /// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    /// for i in 0..10_000 {
+    ///     tree.insert(Aabb::from_point([(i % 100) as f32, (i * 7 % 100) as f32]), i);
+    /// }
+    /// let before: Vec<_> = tree.nodes().collect();
+    /// tree.par_rebuild();
+    /// assert_eq!(tree.nodes().collect::<Vec<_>>(), before);
+    /// ```
+    pub fn par_rebuild(&mut self) {
+        self.pack();
+        self.build_all(true);
+    }
+
+    /// Like [`insert_many`](QuadTree::insert_many), building in bulk on
+    /// rayon's thread pool. Keys are handed out in order, and the tree is
+    /// the same as `insert_many` makes.
+    ///
+    /// # Panics
+    /// When a box is invalid; nothing is inserted then.
+    /// [`try_par_insert_many`](QuadTree::try_par_insert_many) returns the
+    /// error instead.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, QuadTree};
+    /// let items = (0..10_000).map(|i| (Aabb::from_point([(i % 100) as f32, (i / 100) as f32]), i));
+    /// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    /// let keys = tree.par_insert_many(items);
+    /// assert_eq!(tree[keys[4321]], 4321);
+    /// ```
+    #[track_caller]
+    pub fn par_insert_many(&mut self, items: impl IntoIterator<Item = (Aabb, T)>) -> Vec<Key> {
+        match self.insert_many_impl(items, true) {
+            Ok(keys) => keys,
+            Err(e) => panic!("quadrat: invalid box passed to QuadTree::par_insert_many: {e}"),
+        }
+    }
+
+    /// Like [`try_insert_many`](QuadTree::try_insert_many), building in bulk
+    /// on rayon's thread pool.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, QuadTree};
+    /// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    /// let items = vec![(Aabb::new([1.0, 1.0], [2.0, 2.0]), 'a'), (Aabb::new([f32::NAN, 1.0], [2.0, 2.0]), 'b')];
+    /// assert!(tree.try_par_insert_many(items).is_err());
+    /// assert!(tree.is_empty());
+    /// ```
+    pub fn try_par_insert_many(
+        &mut self,
+        items: impl IntoIterator<Item = (Aabb, T)>,
+    ) -> Result<Vec<Key>, Error> {
+        self.insert_many_impl(items, true)
+    }
+
+    /// Like [`update_all`](QuadTree::update_all), rebuilding on rayon's
+    /// thread pool when many items left their node. `f` is still called on
+    /// this thread, once per item, in slot order.
+    ///
+    /// # Panics
+    /// When `f` returns an invalid box; see
+    /// [`try_update_all`](QuadTree::try_update_all).
+    ///
+    /// ```
+    /// use quadrat::{Aabb, QuadTree};
+    /// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    /// let keys = tree.insert_many((0..10_000).map(|i| (Aabb::from_point([(i % 100) as f32, (i / 100) as f32]), i)));
+    /// tree.par_update_all(|_, _, b| b.translate([0.5, 0.25]));
+    /// assert_eq!(tree.aabb(keys[0]), Some(Aabb::from_point([0.5, 0.25])));
+    /// ```
+    #[track_caller]
+    pub fn par_update_all(&mut self, f: impl FnMut(Key, &T, Aabb) -> Aabb) {
+        if let Err((key, e)) = self.update_all_impl(f, true) {
+            panic!("quadrat: invalid box for {key:?} in QuadTree::par_update_all: {e}");
+        }
+    }
+}
 
 impl<T: Sync> QuadTree<T> {
     /// Like [`for_each_pair`](QuadTree::for_each_pair), on rayon's thread

@@ -138,7 +138,16 @@ impl<T> QuadTree<T> {
     /// ```
     pub fn try_update_all(
         &mut self,
+        f: impl FnMut(Key, &T, Aabb) -> Aabb,
+    ) -> Result<(), (Key, Error)> {
+        self.update_all_impl(f, false)
+    }
+
+    /// `try_update_all`, rebuilding on rayon's pool when `parallel`.
+    pub(crate) fn update_all_impl(
+        &mut self,
         mut f: impl FnMut(Key, &T, Aabb) -> Aabb,
+        parallel: bool,
     ) -> Result<(), (Key, Error)> {
         let mut refused = None;
         let mut movers = core::mem::take(&mut self.movers);
@@ -204,7 +213,8 @@ impl<T> QuadTree<T> {
                 let pos = self.slab.slots[owner as usize].pos;
                 self.entries[pos as usize].aabb = b;
             }
-            self.rebuild();
+            self.pack();
+            self.build_all(parallel);
         } else {
             self.refit_below_all();
             for &n in &splits {
