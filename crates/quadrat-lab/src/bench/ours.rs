@@ -6,20 +6,23 @@
 //! bulk build; [`QuadTree::par_insert_many`] in parallel) into a tree over
 //! the scene's world, all pairs is [`QuadTree::for_each_pair`] (or
 //! [`QuadTree::par_pairs_unordered`]), a
-//! range query is [`QuadTree::query`], the k nearest boxes are
+//! range query is [`QuadTree::query_keys_into`] (keys, like the ids the peers
+//! keep in their leaves), the k nearest boxes are
 //! [`QuadTree::nearest`], the first box a ray hits is [`QuadTree::raycast`],
 //! and a moving frame is one [`QuadTree::update_all`] (or
 //! [`QuadTree::par_update_all`]) with the new boxes. A
 //! fresh tree hands out slot indices in insertion order, so a key's
 //! [`Key::index`] is its box's index.
 
-use quadrat::{Aabb, Circle, Key, QuadTree, Ray};
+use quadrat::{Aabb, Circle, Key, QuadTree, Ray, Region, Vec2};
 
 use super::peers::{Bbox, BroadPhase, ordered};
 
 /// A [`QuadTree`] holding each box's index; pairs found on one thread.
 pub struct Quadrat {
     tree: QuadTree<u32>,
+    /// Keys found by the last query.
+    found: Vec<Key>,
 }
 
 /// The same tree, with pairs found on rayon's thread pool.
@@ -39,23 +42,31 @@ impl Quadrat {
                 .enumerate()
                 .all(|(i, k)| k.index() as usize == i)
         );
-        Quadrat { tree }
+        Quadrat {
+            tree,
+            found: Vec::new(),
+        }
     }
 
     /// Appends the index of every box that shares a point with the closed
     /// disc to `out`.
-    pub fn query_circle(&self, center: [f32; 2], radius: f32, out: &mut Vec<u32>) {
-        out.extend(
-            self.tree
-                .query_circle(Circle::new(center, radius))
-                .map(|(_, &i)| i),
-        );
+    pub fn query_circle(&mut self, center: [f32; 2], radius: f32, out: &mut Vec<u32>) {
+        self.keys_into(Circle::new(center, radius), out);
     }
 
     /// Appends the index of every box containing `point` (edges included)
     /// to `out`.
-    pub fn query_point(&self, point: [f32; 2], out: &mut Vec<u32>) {
-        out.extend(self.tree.query_point(point).map(|(_, &i)| i));
+    pub fn query_point(&mut self, point: [f32; 2], out: &mut Vec<u32>) {
+        self.keys_into(Vec2::from(point), out);
+    }
+
+    /// Appends the box index of every item `region` hits to `out`. The
+    /// peers report the id stored in their leaves; quadrat's equivalent is
+    /// the key, so the values are not read.
+    fn keys_into(&mut self, region: impl Region, out: &mut Vec<u32>) {
+        self.found.clear();
+        self.tree.query_keys_into(region, &mut self.found);
+        out.extend(self.found.iter().map(|&k| index(k)));
     }
 
     /// Appends the `k` boxes nearest to `point`, as `(index, distance)` by
@@ -106,7 +117,7 @@ impl BroadPhase for Quadrat {
     }
 
     fn query(&mut self, area: Bbox, out: &mut Vec<u32>) {
-        out.extend(self.tree.query(Aabb::from(area)).map(|(_, &i)| i));
+        self.keys_into(Aabb::from(area), out);
     }
 
     fn update(&mut self, _world: Bbox, boxes: &[Bbox]) {
