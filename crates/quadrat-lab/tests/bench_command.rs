@@ -61,7 +61,10 @@ fn quick_bench_checks_exactness_and_writes_every_output() {
                 .find(|l| l.starts_with(&prefix))
                 .unwrap_or_else(|| panic!("no exactness line `{prefix}` in\n{stdout}"));
             assert!(line.contains("pairs by brute; agree: "), "{line}");
-            for imp in all.iter().filter(|&&i| i != Implementation::Brute) {
+            for imp in all
+                .iter()
+                .filter(|&&i| i != Implementation::Brute && i.is_static())
+            {
                 assert!(
                     line.contains(imp.name()),
                     "{} not checked: {line}",
@@ -104,7 +107,26 @@ fn quick_bench_checks_exactness_and_writes_every_output() {
         }
     }
 
-    check_csv(&dir.join("bench.csv"), all.len());
+    // Every implementation followed the moving boxes and agreed.
+    for motion in ["drift", "teleport"] {
+        let prefix = format!("exact: moving {motion} n=2,000: ");
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(&prefix))
+            .unwrap_or_else(|| panic!("no `{prefix}` in\n{stdout}"));
+        for imp in all.iter().filter(|&&i| i != Implementation::Brute) {
+            assert!(
+                line.contains(imp.name()),
+                "{} not checked: {line}",
+                imp.name()
+            );
+        }
+    }
+
+    check_csv(
+        &dir.join("bench.csv"),
+        all.iter().filter(|i| i.is_static()).count(),
+    );
     check_markdown(&dir.join("bench.md"));
     check_png(&dir.join("pairs.png"));
     check_svg(&dir.join("pairs.svg"));

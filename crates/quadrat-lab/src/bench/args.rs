@@ -7,7 +7,7 @@ use quadrat::scenario::Layout;
 
 use super::implementation::Implementation;
 use super::scene::{Motion, QueryKind};
-use super::{memory, moving, queries};
+use super::{memory, moving, pairs, queries};
 
 /// The benchmarks `bench` can run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -181,7 +181,7 @@ impl Settings {
         let imps = &self.implementations;
         let mut steps = 0;
         if self.runs(Part::Pairs) {
-            steps += self.layouts.len() * self.ns.len() * imps.len();
+            steps += self.layouts.len() * self.ns.len() * pairs::static_ones(imps).len();
         }
         if self.runs(Part::Moving) {
             steps += self.moving_ns.len() * Motion::ALL.len() * moving::participants(imps).len();

@@ -6,7 +6,7 @@ use clap::builder::PossibleValue;
 use super::ours::{Quadrat, QuadratPar};
 use super::peers::{Bbox, BroadPhase, Brute, Sweep, TutorialQuadtree};
 #[cfg(feature = "peers")]
-use super::peers::{Broccoli, FlatSpatial, Parry, Rstar};
+use super::peers::{Broccoli, FlatSpatial, Parry, ParryRebuild, Rstar};
 
 /// One broad phase the benchmark can build, check and time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -27,9 +27,12 @@ pub enum Implementation {
     /// broccoli's KD-tree / sweep hybrid.
     #[cfg(feature = "peers")]
     Broccoli,
-    /// parry2d's BVH.
+    /// parry2d's BVH, updated in place.
     #[cfg(feature = "peers")]
     Parry,
+    /// parry2d's BVH, rebuilt every frame (moving frames only).
+    #[cfg(feature = "peers")]
+    ParryRebuild,
     /// flat_spatial's sparse grid.
     #[cfg(feature = "peers")]
     FlatSpatial,
@@ -65,6 +68,8 @@ impl Implementation {
         #[cfg(feature = "peers")]
         Implementation::Parry,
         #[cfg(feature = "peers")]
+        Implementation::ParryRebuild,
+        #[cfg(feature = "peers")]
         Implementation::FlatSpatial,
         Implementation::Quadrat,
         Implementation::QuadratPar,
@@ -83,6 +88,8 @@ impl Implementation {
             Implementation::Broccoli => Spec::of::<Broccoli>(),
             #[cfg(feature = "peers")]
             Implementation::Parry => Spec::of::<Parry>(),
+            #[cfg(feature = "peers")]
+            Implementation::ParryRebuild => Spec::of::<ParryRebuild>(),
             #[cfg(feature = "peers")]
             Implementation::FlatSpatial => Spec::of::<FlatSpatial>(),
         }
@@ -106,6 +113,17 @@ impl Implementation {
     #[must_use]
     pub fn is_peer(self) -> bool {
         !matches!(self, Implementation::Quadrat | Implementation::QuadratPar)
+    }
+
+    /// Whether it takes part in build + pairs and queries; `false` for
+    /// variants that differ only in how they follow moving boxes.
+    #[must_use]
+    pub fn is_static(self) -> bool {
+        #[cfg(feature = "peers")]
+        if self == Implementation::ParryRebuild {
+            return false;
+        }
+        true
     }
 
     /// Builds this implementation's index over `boxes`.

@@ -29,7 +29,7 @@ pub(super) fn run(
             let scene = Scene::new(layout, n, settings.seed);
             let context = format!("{} n={}", layout.name(), fmt_n(n));
             let mut active = Vec::new();
-            for &imp in &settings.implementations {
+            for imp in static_ones(&settings.implementations) {
                 let expected = history.get(&imp).and_then(|h| predict(h, n));
                 match expected {
                     _ if skipped.contains(&imp) => progress.finish_step(),
@@ -221,6 +221,15 @@ fn extrapolate_brute(oracle: &Oracle, scene: &Scene, pairs: usize) -> Option<Rec
         count: pairs as u64,
         queries: 0,
     })
+}
+
+/// The implementations of the pairs sweep (see [`Implementation::is_static`]).
+pub(super) fn static_ones(implementations: &[Implementation]) -> Vec<Implementation> {
+    implementations
+        .iter()
+        .copied()
+        .filter(|i| i.is_static())
+        .collect()
 }
 
 #[cfg(test)]

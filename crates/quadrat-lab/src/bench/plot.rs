@@ -161,7 +161,9 @@ fn color(i: Implementation) -> RGBColor {
         #[cfg(feature = "peers")]
         Implementation::Parry => RGBColor(148, 103, 189),
         #[cfg(feature = "peers")]
-        Implementation::FlatSpatial => RGBColor(255, 127, 14),
+        Implementation::ParryRebuild => RGBColor(197, 176, 213),
+        #[cfg(feature = "peers")]
+        Implementation::FlatSpatial => RGBColor(23, 190, 207),
     }
 }
 

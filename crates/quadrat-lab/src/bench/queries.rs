@@ -208,7 +208,9 @@ pub(super) fn participants(
         .iter()
         .copied()
         .filter(|&i| match kind {
-            QueryKind::Area => !matches!(i, Implementation::Brute | Implementation::QuadratPar),
+            QueryKind::Area => {
+                i.is_static() && !matches!(i, Implementation::Brute | Implementation::QuadratPar)
+            }
             QueryKind::Circle | QueryKind::Point => supports_shapes(i),
             QueryKind::Nearest | QueryKind::Raycast => closest::answers(i, kind),
         })

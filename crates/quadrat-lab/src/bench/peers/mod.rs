@@ -16,9 +16,10 @@
 //! | rstar's R*-tree | [`Rstar`] | rebuilds (bulk load) |
 //! | broccoli's KD-tree / sweep hybrid | [`Broccoli`] | rebuilds |
 //! | parry2d's BVH | [`Parry`] | moves leaves, refits, re-optimises |
+//! | the same, rebuilt | [`ParryRebuild`] | rebuilds (moving frames only) |
 //! | flat_spatial's sparse grid | [`FlatSpatial`] | moves boxes between cells |
 //!
-//! The last four need the `peers` feature.
+//! The last five need the `peers` feature.
 
 mod brute;
 mod sweep;
@@ -42,7 +43,7 @@ pub use self::broccoli::Broccoli;
 #[cfg(feature = "peers")]
 pub use self::flat_spatial::FlatSpatial;
 #[cfg(feature = "peers")]
-pub use self::parry::Parry;
+pub use self::parry::{Parry, ParryRebuild};
 #[cfg(feature = "peers")]
 pub use self::rstar::Rstar;
 

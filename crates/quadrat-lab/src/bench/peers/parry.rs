@@ -23,11 +23,10 @@
 //! same test, which could break ties by index, took about 15 times as long
 //! (370 ms against 25 ms for 10k rays at 1M boxes).
 //!
-//! Moving frame: `insert_or_update_partially` for every leaf (margin 0, so
-//! leaves stay tight and nothing needs filtering), then `refit` and
-//! `optimize_incremental`, the per-step sequence rapier uses. At 100k boxes
-//! that costs about 17 ms per frame with the pairs, against 48 ms for a
-//! rebuild each frame.
+//! Moving frame: [`Parry`] calls `insert_or_update_partially` for every leaf
+//! (margin 0, so leaves stay tight and nothing needs filtering), then
+//! `refit` and `optimize_incremental`, the per-step sequence rapier uses;
+//! [`ParryRebuild`] builds a new BVH every frame instead.
 
 use parry2d::bounding_volume::Aabb as ParryAabb;
 use parry2d::math::Vector;
@@ -41,6 +40,8 @@ fn aabb(b: &Bbox) -> ParryAabb {
 }
 
 /// A parry2d BVH, updated in place between frames.
+///
+/// [`ParryRebuild`] is the same BVH built anew every frame.
 pub struct Parry {
     bvh: Bvh,
     workspace: BvhWorkspace,
@@ -93,5 +94,30 @@ impl BroadPhase for Parry {
         }
         self.bvh.refit(&mut self.workspace);
         self.bvh.optimize_incremental(&mut self.workspace);
+    }
+}
+
+/// A parry2d BVH built anew every frame (in the moving benchmark only: for
+/// build + pairs and queries it is [`Parry`]).
+pub struct ParryRebuild(Parry);
+
+impl BroadPhase for ParryRebuild {
+    const NAME: &'static str = "parry2d-rebuild";
+    const INCREMENTAL: bool = false;
+
+    fn build(world: Bbox, boxes: &[Bbox]) -> Self {
+        ParryRebuild(Parry::build(world, boxes))
+    }
+
+    fn pairs_into(&mut self, out: &mut Vec<(u32, u32)>) {
+        self.0.pairs_into(out);
+    }
+
+    fn query(&mut self, area: Bbox, out: &mut Vec<u32>) {
+        self.0.query(area, out);
+    }
+
+    fn update(&mut self, world: Bbox, boxes: &[Bbox]) {
+        self.0 = Parry::build(world, boxes);
     }
 }
