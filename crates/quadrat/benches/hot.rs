@@ -41,9 +41,25 @@ fn bench(c: &mut Criterion) {
                 t
             })
         });
+        #[cfg(feature = "parallel")]
+        g.bench_with_input(
+            BenchmarkId::new("par_insert_many", n),
+            &boxes,
+            |b, boxes| {
+                b.iter(|| {
+                    let mut t = QuadTree::new(s.world);
+                    t.par_insert_many(boxes.iter().copied().zip(0u32..));
+                    t
+                })
+            },
+        );
         let (mut tree, _) = tree_of(&s);
         g.bench_function(BenchmarkId::new("rebuild", n), |b| {
             b.iter(|| tree.rebuild())
+        });
+        #[cfg(feature = "parallel")]
+        g.bench_function(BenchmarkId::new("par_rebuild", n), |b| {
+            b.iter(|| tree.par_rebuild())
         });
     }
     g.finish();
