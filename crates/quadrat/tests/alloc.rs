@@ -64,5 +64,21 @@ fn steady_state_allocates_nothing() {
     let n = allocations_during(|| frame(&mut tree, 0.3));
     tree.validate().unwrap();
     assert_eq!(n, 0, "a repeated frame allocated {n} times");
+
+    // `update_all`, both when few items leave their node (re-placed one by
+    // one) and when many do (a rebuild): after warm-up, nothing.
+    for (name, step) in [("small steps", 0.05f32), ("large steps", 6.0)] {
+        let all = |tree: &mut QuadTree<usize>, t: f32| {
+            tree.update_all(|_, &i, _| boxes[i].translate([t.sin() * step, t.cos() * step]));
+        };
+        for _ in 0..10 {
+            all(&mut tree, 0.0);
+            all(&mut tree, 0.3);
+        }
+        all(&mut tree, 0.0);
+        let n = allocations_during(|| all(&mut tree, 0.3));
+        tree.validate().unwrap();
+        assert_eq!(n, 0, "update_all with {name} allocated {n} times");
+    }
     let _ = Aabb::default();
 }

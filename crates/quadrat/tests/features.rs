@@ -132,6 +132,32 @@ fn parallel_build_equals_sequential_build() {
             let mut b = seq.clone();
             b.par_update_all(far);
             same(&a, &b, &format!("{what}, moved"));
+            // Small steps: most items stay and are written in place, the
+            // rest re-placed one by one; a few refusals keep their boxes.
+            let near = |k: quadrat::Key, _: &u32, b: Aabb| {
+                if k.index() % 997 == 5 {
+                    Aabb::new([f32::NAN, 0.0], [1.0, 1.0])
+                } else {
+                    b.translate([(k.index() % 5) as f32 * 0.02 - 0.04, 0.01])
+                }
+            };
+            let mut a = seq.clone();
+            let ea = a.try_update_all(near);
+            let mut b = seq.clone();
+            let eb = b.try_par_update_all(near);
+            assert_eq!(
+                ea.map_err(|e| e.0),
+                eb.map_err(|e| e.0),
+                "{what}: refusals differ"
+            );
+            same(&a, &b, &format!("{what}, nudged"));
+            // Again, now that items were re-placed one by one and the entry
+            // array has gaps.
+            for _ in 0..2 {
+                let (ea, eb) = (a.try_update_all(near), b.try_par_update_all(near));
+                assert_eq!(ea.map_err(|e| e.0), eb.map_err(|e| e.0));
+            }
+            same(&a, &b, &format!("{what}, nudged again"));
         }
     }
     // A bad box refuses the whole batch and leaves the tree as it was.

@@ -132,6 +132,6 @@ fn usage(imp: Implementation, scene: &Scene) -> Option<Usage> {
             })
             .1
         }
-        _ => None,
+        other => unreachable!("{} is not a memory participant", other.name()),
     }
 }

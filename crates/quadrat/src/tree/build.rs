@@ -83,7 +83,9 @@ impl<T> QuadTree<T> {
                 if let Err(e) = b.validate() {
                     // Take back what this call added and build the tree
                     // again from the entries it had: the same tree as before.
-                    for entry in self.entries.drain(packed..) {
+                    // In reverse, so the free list hands the slots out
+                    // again in the order it would have.
+                    for entry in self.entries.drain(packed..).rev() {
                         drop(self.slab.remove_at(entry.owner as usize));
                     }
                     self.build_all(false);

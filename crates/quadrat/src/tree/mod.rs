@@ -423,6 +423,11 @@ pub struct QuadTree<T> {
     /// node, and leaves that must split.
     pub(crate) movers: Vec<(u32, Aabb)>,
     pub(crate) splits: Vec<u32>,
+    /// Scratch of `refit_below_all`: the nodes in breadth-first order.
+    pub(crate) order: Vec<u32>,
+    /// Scratch of `try_par_update_all`: each slot's new box, or NaN.
+    #[cfg(feature = "parallel")]
+    pub(crate) fresh: Vec<Aabb>,
     /// Scratch of `try_update_all`: one bit per node whose run changed.
     pub(crate) dirty: Vec<u64>,
     /// Scratch of the bulk build: each entry's destination in the node
@@ -483,6 +488,9 @@ impl<T> QuadTree<T> {
             movers: Vec::new(),
             splits: Vec::new(),
             dirty: Vec::new(),
+            order: Vec::new(),
+            #[cfg(feature = "parallel")]
+            fresh: Vec::new(),
             cats: Vec::new(),
         })
     }
@@ -1053,7 +1061,7 @@ impl<T> QuadTree<T> {
 
     /// Recomputes every internal node's `below` box exactly, children first.
     pub(crate) fn refit_below_all(&mut self) {
-        let mut order = core::mem::take(&mut self.splits);
+        let mut order = core::mem::take(&mut self.order);
         order.clear();
         order.push(0);
         let mut i = 0;
@@ -1074,7 +1082,7 @@ impl<T> QuadTree<T> {
                 self.nodes[n as usize].below = b;
             }
         }
-        self.splits = order;
+        self.order = order;
     }
 
     /// Returns the block of four nodes starting at `first` to the free list.

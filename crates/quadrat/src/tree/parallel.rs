@@ -78,14 +78,18 @@ impl<T> QuadTree<T> {
     ) -> Result<Vec<Key>, Error> {
         self.insert_many_impl(items, true)
     }
+}
 
-    /// Like [`update_all`](QuadTree::update_all), rebuilding on rayon's
-    /// thread pool when many items left their node. `f` is still called on
-    /// this thread, once per item, in slot order.
+impl<T: Sync> QuadTree<T> {
+    /// Like [`update_all`](QuadTree::update_all), on rayon's thread pool:
+    /// `f` is called once per item, from any of the pool's threads, in no
+    /// particular order; the boxes are written in parallel; many items
+    /// leaving their node are handled by a parallel rebuild. The tree is the
+    /// same as `update_all` makes.
     ///
     /// # Panics
     /// When `f` returns an invalid box; see
-    /// [`try_update_all`](QuadTree::try_update_all).
+    /// [`try_par_update_all`](QuadTree::try_par_update_all).
     ///
     /// ```
     /// use quadrat::{Aabb, QuadTree};
@@ -95,14 +99,123 @@ impl<T> QuadTree<T> {
     /// assert_eq!(tree.aabb(keys[0]), Some(Aabb::from_point([0.5, 0.25])));
     /// ```
     #[track_caller]
-    pub fn par_update_all(&mut self, f: impl FnMut(Key, &T, Aabb) -> Aabb) {
-        if let Err((key, e)) = self.update_all_impl(f, true) {
+    pub fn par_update_all(&mut self, f: impl Fn(Key, &T, Aabb) -> Aabb + Sync) {
+        if let Err((key, e)) = self.try_par_update_all(f) {
             panic!("quadrat: invalid box for {key:?} in QuadTree::par_update_all: {e}");
         }
     }
-}
 
-impl<T: Sync> QuadTree<T> {
+    /// Like [`try_update_all`](QuadTree::try_update_all), on rayon's thread
+    /// pool (see [`par_update_all`](QuadTree::par_update_all)). Of several
+    /// refusals, the one of the smallest [`Key::index`] is returned.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, QuadTree};
+    /// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    /// let a = tree.insert(Aabb::new([1.0, 1.0], [2.0, 2.0]), 'a');
+    /// let b = tree.insert(Aabb::new([5.0, 5.0], [6.0, 6.0]), 'b');
+    /// let err = tree.try_par_update_all(|_, &v, bx| {
+    ///     if v == 'a' { Aabb::new([f32::NAN, 0.0], [1.0, 1.0]) } else { bx.translate([1.0, 0.0]) }
+    /// });
+    /// assert_eq!(err.unwrap_err().0, a);
+    /// assert_eq!(tree.aabb(b), Some(Aabb::new([6.0, 5.0], [7.0, 6.0])));
+    /// ```
+    pub fn try_par_update_all(
+        &mut self,
+        f: impl Fn(Key, &T, Aabb) -> Aabb + Sync,
+    ) -> Result<(), (Key, Error)> {
+        use rayon::prelude::*;
+        use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+        /// Slots per task.
+        const CHUNK: usize = 1 << 14;
+        /// Marks a slot whose entry keeps its box.
+        const KEEP: Aabb = Aabb {
+            min: crate::geom::Vec2 {
+                x: f32::NAN,
+                y: f32::NAN,
+            },
+            max: crate::geom::Vec2 {
+                x: f32::NAN,
+                y: f32::NAN,
+            },
+        };
+        type Found = (Vec<(u32, Aabb)>, Option<(Key, Error)>);
+
+        let mut fresh = core::mem::take(&mut self.fresh);
+        fresh.clear();
+        fresh.resize(self.slab.slots.len(), KEEP);
+        let dirty: Vec<AtomicU64> = (0..self.nodes.len().div_ceil(64))
+            .map(|_| AtomicU64::new(0))
+            .collect();
+        // Phase 1, by slot: each new box, and whether it stays in its node.
+        let (slab, entries, nodes) = (&self.slab, &self.entries, &self.nodes);
+        let (movers, refused): Found = fresh
+            .par_chunks_mut(CHUNK)
+            .enumerate()
+            .map(|(c, out)| {
+                let mut movers = Vec::new();
+                let mut refused = None;
+                for (j, o) in out.iter_mut().enumerate() {
+                    let idx = c * CHUNK + j;
+                    let slot = &slab.slots[idx];
+                    let Some(value) = slot.value.as_ref() else {
+                        continue;
+                    };
+                    let key = Key::new(idx as u32, slab.generations[idx]);
+                    let b = f(key, value, entries[slot.pos as usize].aabb);
+                    if let Err(err) = b.validate() {
+                        refused.get_or_insert((key, err));
+                        continue;
+                    }
+                    let n = slot.node;
+                    if super::update::stays_in(nodes, n, &b) {
+                        *o = b;
+                        dirty[n as usize / 64].fetch_or(1 << (n % 64), Relaxed);
+                    } else {
+                        movers.push((idx as u32, b));
+                    }
+                }
+                (movers, refused)
+            })
+            .reduce(
+                || (Vec::new(), None),
+                |(mut m1, r1), (m2, r2)| {
+                    m1.extend(m2);
+                    (m1, r1.or(r2))
+                },
+            );
+        // Phase 2: write the boxes that stay. When every entry is live (as
+        // after a build), each task takes a stretch of the entry array;
+        // otherwise one thread writes them by slot.
+        if self.garbage == 0 && self.entries.len() == self.len() {
+            let fresh = &fresh;
+            self.entries.par_chunks_mut(CHUNK).for_each(|chunk| {
+                for e in chunk {
+                    let b = fresh[e.owner as usize];
+                    if !b.min.x.is_nan() {
+                        e.aabb = b;
+                    }
+                }
+            });
+        } else {
+            for (slot, b) in self.slab.slots.iter().zip(&fresh) {
+                if !b.min.x.is_nan() {
+                    self.entries[slot.pos as usize].aabb = *b;
+                }
+            }
+        }
+        self.fresh = fresh;
+        let mut bits = core::mem::take(&mut self.dirty);
+        bits.clear();
+        bits.extend(dirty.into_iter().map(AtomicU64::into_inner));
+        let splits = core::mem::take(&mut self.splits);
+        self.settle(movers, splits, bits, true);
+        match refused {
+            Some(r) => Err(r),
+            None => Ok(()),
+        }
+    }
+
     /// Like [`for_each_pair`](QuadTree::for_each_pair), on rayon's thread
     /// pool: `f(a, b)` is called once for every intersecting pair, with
     /// `a < b`, from any of the pool's threads, in no particular order.

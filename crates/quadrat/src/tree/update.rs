@@ -1,6 +1,6 @@
 //! Moving and resizing items.
 
-use super::{QuadTree, quadrant};
+use super::{Node, QuadTree, quadrant};
 use crate::error::Error;
 use crate::geom::Aabb;
 use crate::key::Key;
@@ -197,7 +197,26 @@ impl<T> QuadTree<T> {
             }
             start = end;
         }
-        // Pass 2, node by node: re-sort each run that changed and recount
+        self.settle(movers, splits, dirty, parallel);
+        match refused {
+            Some(r) => Err(r),
+            None => Ok(()),
+        }
+    }
+
+    /// The second half of `update_all`, after the boxes that stay in their
+    /// node were written and their nodes marked in `dirty`: re-sorts the
+    /// marked runs, then splits leaves and re-places the `movers` (slot and
+    /// new box), or rebuilds when they are many.
+    pub(crate) fn settle(
+        &mut self,
+        movers: Vec<(u32, Aabb)>,
+        mut splits: Vec<u32>,
+        dirty: Vec<u64>,
+        parallel: bool,
+    ) {
+        splits.clear();
+        // Node by node: re-sort each run that changed and recount
         // its leaf's load.
         for (w, &word) in dirty.iter().enumerate() {
             let mut bits = word;
@@ -246,24 +265,27 @@ impl<T> QuadTree<T> {
         self.movers = movers;
         self.splits = splits;
         self.maybe_compact();
-        match refused {
-            Some(r) => Err(r),
-            None => Ok(()),
-        }
     }
 
     /// `true` when `b` would be stored in node `n`: its centre descends to
     /// `n`, `n`'s loose bounds (and so all its ancestors') contain it, and it
     /// does not fit the child of `n` it would descend into.
     fn stays_in(&self, n: u32, b: &Aabb) -> bool {
-        let node = &self.nodes[n as usize];
-        let c = b.center();
-        if n != 0 && !(node.reaches(c) && node.loose.contains(b)) {
-            return false;
-        }
-        node.is_leaf() || {
-            let child = node.children + quadrant(&node.cell, c) as u32;
-            !self.nodes[child as usize].loose.contains(b)
-        }
+        stays_in(&self.nodes, n, b)
+    }
+}
+
+/// `true` when `b` would be stored in node `n` of `nodes` (see
+/// `QuadTree::stays_in`).
+#[inline]
+pub(crate) fn stays_in(nodes: &[Node], n: u32, b: &Aabb) -> bool {
+    let node = &nodes[n as usize];
+    let c = b.center();
+    if n != 0 && !(node.reaches(c) && node.loose.contains(b)) {
+        return false;
+    }
+    node.is_leaf() || {
+        let child = node.children + quadrant(&node.cell, c) as u32;
+        !nodes[child as usize].loose.contains(b)
     }
 }
