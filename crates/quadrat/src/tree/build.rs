@@ -98,7 +98,7 @@ impl<T> QuadTree<T> {
                 });
                 keys.push(key);
             }
-            self.presort();
+            self.presort(parallel);
             self.build_all(parallel);
         } else {
             let items: Vec<(Aabb, T)> = items.collect();
@@ -182,7 +182,7 @@ impl<T> QuadTree<T> {
     /// by a radix sort, so that the top-down partition finds nearly every
     /// entry in its bucket already. The codes only approximate the tree's
     /// exact placement; the partition that follows is exact either way.
-    fn presort(&mut self) {
+    fn presort(&mut self, parallel: bool) {
         let n = self.entries.len();
         if n < 1024 {
             return;
@@ -191,44 +191,62 @@ impl<T> QuadTree<T> {
         let sx = 65535.0 / w.width();
         let sy = 65535.0 / w.height();
         let quantize = |v: f32, lo: f32, s: f32| ((v - lo) * s).clamp(0.0, 65535.0) as u32;
-        let mut keys: Vec<u64> = self
-            .entries
-            .iter()
-            .enumerate()
-            .map(|(i, e)| {
-                let c = e.aabb.center();
-                let code =
-                    spread(quantize(c.x, w.min.x, sx)) | (spread(quantize(c.y, w.min.y, sy)) << 1);
-                (u64::from(code) << 32) | i as u64
-            })
-            .collect();
-        let mut spare = vec![0u64; n];
-        for pass in 0..4 {
-            let shift = 32 + 8 * pass;
-            let mut offsets = [0usize; 256];
-            for k in &keys {
-                offsets[((k >> shift) & 0xFF) as usize] += 1;
-            }
-            let mut sum = 0;
-            for o in offsets.iter_mut() {
-                let c = *o;
-                *o = sum;
-                sum += c;
-            }
-            for &k in &keys {
-                let b = ((k >> shift) & 0xFF) as usize;
-                spare[offsets[b]] = k;
-                offsets[b] += 1;
-            }
-            core::mem::swap(&mut keys, &mut spare);
+        let key = |(i, e): (usize, &Entry)| {
+            let c = e.aabb.center();
+            let code =
+                spread(quantize(c.x, w.min.x, sx)) | (spread(quantize(c.y, w.min.y, sy)) << 1);
+            (u64::from(code) << 32) | i as u64
+        };
+        #[cfg(feature = "parallel")]
+        if parallel {
+            use rayon::prelude::*;
+            let mut keys: Vec<u64> = self.entries.par_iter().enumerate().map(key).collect();
+            radix_sort_codes(&mut keys);
+            let entries = &self.entries;
+            self.entries = keys
+                .par_iter()
+                .map(|&k| entries[(k & 0xFFFF_FFFF) as usize])
+                .collect();
+            return;
         }
+        let _ = parallel;
+        let mut keys: Vec<u64> = self.entries.iter().enumerate().map(key).collect();
+        radix_sort_codes(&mut keys);
         let sorted: Vec<Entry> = keys
             .iter()
             .map(|&k| self.entries[(k & 0xFFFF_FFFF) as usize])
             .collect();
         self.entries = sorted;
     }
+}
 
+/// Sorts `(code << 32) | index` keys by their 32-bit code: four 8-bit LSD
+/// radix passes.
+fn radix_sort_codes(keys: &mut Vec<u64>) {
+    let n = keys.len();
+    let mut spare = vec![0u64; n];
+    for pass in 0..4 {
+        let shift = 32 + 8 * pass;
+        let mut offsets = [0usize; 256];
+        for k in keys.iter() {
+            offsets[((k >> shift) & 0xFF) as usize] += 1;
+        }
+        let mut sum = 0;
+        for o in offsets.iter_mut() {
+            let c = *o;
+            *o = sum;
+            sum += c;
+        }
+        for &k in keys.iter() {
+            let b = ((k >> shift) & 0xFF) as usize;
+            spare[offsets[b]] = k;
+            offsets[b] += 1;
+        }
+        core::mem::swap(keys, &mut spare);
+    }
+}
+
+impl<T> QuadTree<T> {
     /// Builds the nodes afresh over the whole (packed) entry array, on
     /// rayon's thread pool when `parallel` (and the feature) is on.
     pub(crate) fn build_all(&mut self, parallel: bool) {
