@@ -5,10 +5,11 @@ use crate::geom::{Aabb, Vec2};
 use crate::key::Key;
 use std::collections::BinaryHeap;
 
-/// A candidate result, ordered by distance, then key (the heap's top is the
-/// worst of the best `k` so far).
+/// A candidate result: distance and slot index, ordered by distance, then
+/// slot index, which orders live items as their keys do (the heap's top is
+/// the worst of the best `k` so far). Keys are made only for the results.
 #[derive(Clone, Copy, PartialEq)]
-struct Found(f32, Key);
+struct Found(f32, u32);
 
 impl Eq for Found {}
 
@@ -118,14 +119,13 @@ impl<T> QuadTree<T> {
                         continue;
                     }
                     let idx = e.owner as usize;
-                    let key = self.slab.key_at(idx);
                     let d = match dist.as_mut() {
                         None => bd,
                         Some(dist) => {
                             let Some(value) = self.slab.slots[idx].value.as_ref() else {
                                 continue;
                             };
-                            let Some(d) = dist(key, value, e.aabb) else {
+                            let Some(d) = dist(self.slab.key_at(idx), value, e.aabb) else {
                                 continue;
                             };
                             d
@@ -134,7 +134,7 @@ impl<T> QuadTree<T> {
                     if d.is_nan() {
                         continue;
                     }
-                    let found = Found(d, key);
+                    let found = Found(d, e.owner);
                     if best.len() < k {
                         best.push(found);
                     } else if best.peek().is_some_and(|w| found < *w) {
@@ -163,7 +163,7 @@ impl<T> QuadTree<T> {
         }
         best.into_sorted_vec()
             .into_iter()
-            .map(|f| (f.1, f.0))
+            .map(|f| (self.slab.key_at(f.1 as usize), f.0))
             .collect()
     }
 }

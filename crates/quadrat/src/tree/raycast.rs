@@ -36,7 +36,7 @@ impl<T> QuadTree<T> {
     /// ```
     #[must_use]
     pub fn raycast(&self, ray: Ray, max_dist: f32) -> Option<(Key, f32)> {
-        self.raycast_with(ray, max_dist, |_, _, _| Some(0.0))
+        self.raycast_impl(ray, max_dist, None::<fn(Key, &T, Aabb) -> Option<f32>>)
     }
 
     /// The first hit by a test of your own, such as the exact shape inside
@@ -61,11 +61,24 @@ impl<T> QuadTree<T> {
         &self,
         ray: Ray,
         max_dist: f32,
-        mut hit: impl FnMut(Key, &T, Aabb) -> Option<f32>,
+        hit: impl FnMut(Key, &T, Aabb) -> Option<f32>,
+    ) -> Option<(Key, f32)> {
+        self.raycast_impl(ray, max_dist, Some(hit))
+    }
+
+    /// The search behind both: by the box's entry distance when `hit` is
+    /// `None` (without touching the values or the keys until the end), else
+    /// by `hit`. The best hit is kept as (distance, slot index): slot order
+    /// is key order among live items.
+    fn raycast_impl<F: FnMut(Key, &T, Aabb) -> Option<f32>>(
+        &self,
+        ray: Ray,
+        max_dist: f32,
+        mut hit: Option<F>,
     ) -> Option<(Key, f32)> {
         let (o, u) = prepare(&ray, max_dist)?;
-        let mut best: Option<(f32, Key)> = None;
-        let limit = |best: &Option<(f32, Key)>| best.map_or(max_dist, |b| b.0);
+        let mut best: Option<(f32, u32)> = None;
+        let limit = |best: &Option<(f32, u32)>| best.map_or(max_dist, |b| b.0);
         let mut stack = [(0u32, 0f32); STACK];
         let mut top = 1;
         while top > 0 {
@@ -81,19 +94,24 @@ impl<T> QuadTree<T> {
                         continue;
                     };
                     let idx = e.owner as usize;
-                    let key = self.slab.key_at(idx);
-                    let Some(value) = self.slab.slots[idx].value.as_ref() else {
-                        continue;
+                    let d = match hit.as_mut() {
+                        None => t0,
+                        Some(hit) => {
+                            let Some(value) = self.slab.slots[idx].value.as_ref() else {
+                                continue;
+                            };
+                            let Some(d) = hit(self.slab.key_at(idx), value, e.aabb) else {
+                                continue;
+                            };
+                            d.max(t0)
+                        }
                     };
-                    let Some(d) = hit(key, value, e.aabb) else {
-                        continue;
-                    };
-                    let d = d.max(t0);
                     if d.is_nan() || d > max_dist {
                         continue;
                     }
-                    if best.is_none_or(|(bd, bk)| d < bd || (d == bd && key < bk)) {
-                        best = Some((d, key));
+                    let owner = e.owner;
+                    if best.is_none_or(|(bd, bo)| d < bd || (d == bd && owner < bo)) {
+                        best = Some((d, owner));
                     }
                 }
             }
@@ -116,7 +134,7 @@ impl<T> QuadTree<T> {
                 }
             }
         }
-        best.map(|(d, k)| (k, d))
+        best.map(|(d, idx)| (self.slab.key_at(idx as usize), d))
     }
 
     /// Every item whose box the ray hits within `max_dist`, as
