@@ -95,6 +95,7 @@ impl<T> QuadTree<T> {
                 self.entries.push(Entry {
                     aabb: b,
                     owner: idx as u32,
+                    generation: self.slab.generations[idx],
                 });
                 keys.push(key);
             }

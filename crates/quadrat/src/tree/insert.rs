@@ -72,7 +72,15 @@ impl<T> QuadTree<T> {
         if self.nodes[n as usize].is_leaf() && self.leaf_wants_deeper(n, &b) {
             self.nodes[n as usize].load += 1;
         }
-        self.insert_entry(n, Entry { aabb: b, owner });
+        let generation = self.slab.generations[owner as usize];
+        self.insert_entry(
+            n,
+            Entry {
+                aabb: b,
+                owner,
+                generation,
+            },
+        );
         self.split_if_needed(n);
     }
 

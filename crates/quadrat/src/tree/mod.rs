@@ -304,11 +304,15 @@ fn loose_of(cell: &Aabb) -> Aabb {
     Aabb::new(cell.min - h, cell.max + h)
 }
 
-/// One item as the tree stores it: its box and its slab slot.
+/// One item as the tree stores it: its box and its key (slab slot and
+/// generation). The generation is fixed for the entry's life, and keeping
+/// it here lets the pair finder and queries make keys without reading the
+/// slab.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Entry {
     pub(crate) aabb: Aabb,
     pub(crate) owner: u32,
+    pub(crate) generation: core::num::NonZeroU32,
 }
 
 impl Entry {
@@ -319,7 +323,14 @@ impl Entry {
             max: Vec2::ZERO,
         },
         owner: NONE,
+        generation: core::num::NonZeroU32::MIN,
     };
+
+    /// The item's key.
+    #[inline]
+    pub(crate) fn key(&self) -> Key {
+        Key::new(self.owner, self.generation)
+    }
 }
 
 /// A fixed-capacity stack of node indices for walks that must not allocate.
@@ -771,7 +782,7 @@ impl<T> QuadTree<T> {
     /// The key of the item in entry `pos`.
     #[inline]
     pub(crate) fn key_of_entry(&self, pos: usize) -> Key {
-        self.slab.key_at(self.entries[pos].owner as usize)
+        self.entries[pos].key()
     }
 
     /// The node where a box is stored: the deepest existing node along its

@@ -230,9 +230,8 @@ impl<T> QuadTree<T> {
     /// assert_eq!(found, vec![(a, b)]);
     /// ```
     pub fn for_each_pair(&self, mut f: impl FnMut(Key, Key)) {
-        let slab = &self.slab;
         let mut emit = |a: &Entry, b: &Entry| {
-            let (ka, kb) = (slab.key_at(a.owner as usize), slab.key_at(b.owner as usize));
+            let (ka, kb) = (a.key(), b.key());
             if ka < kb { f(ka, kb) } else { f(kb, ka) }
         };
         PairFinder::new(self, &mut emit).within_subtree(0);

@@ -287,10 +287,7 @@ impl<T: Sync> QuadTree<T> {
     /// The keys of two entries, smaller first.
     #[inline]
     fn keys_of(&self, a: &Entry, b: &Entry) -> (Key, Key) {
-        let (ka, kb) = (
-            self.slab.key_at(a.owner as usize),
-            self.slab.key_at(b.owner as usize),
-        );
+        let (ka, kb) = (a.key(), b.key());
         if ka < kb { (ka, kb) } else { (kb, ka) }
     }
 

@@ -183,7 +183,7 @@ impl<'a, T, R: Region> Iterator for Query<'a, T, R> {
         let tree = self.tree;
         let idx = tree.entries[p].owner as usize;
         let slot = &tree.slab.slots[idx];
-        Some((tree.slab.key_at(idx), slot.value.as_ref()?))
+        Some((tree.entries[p].key(), slot.value.as_ref()?))
     }
 }
 

@@ -177,7 +177,7 @@ impl<T> QuadTree<T> {
                         continue;
                     };
                     let idx = e.owner as usize;
-                    let key = self.slab.key_at(idx);
+                    let key = e.key();
                     let Some(value) = self.slab.slots[idx].value.as_ref() else {
                         continue;
                     };

@@ -10,7 +10,7 @@ impl<T> QuadTree<T> {
     /// Checked: the node geometry follows from the parent; each node's run
     /// lies within the entry arrays and no two runs overlap; every item is
     /// stored in the node its box's placement selects, and its slot points
-    /// back at it; each node's bounds contain its own items and its
+    /// back at it with the same generation; each node's bounds contain its own items and its
     /// children's bounds; each node's load equals its definition; a node has
     /// children exactly when its load exceeds `max_items`; no node is deeper
     /// than `max_depth`; the free lists and counters add up.
@@ -83,6 +83,9 @@ impl<T> QuadTree<T> {
                     return fail(format!(
                         "slot {owner} does not point back at entry {pos} of node {n}"
                     ));
+                }
+                if self.entries[pos as usize].generation != self.slab.generations[owner as usize] {
+                    return fail(format!("entry {pos} has a stale generation"));
                 }
                 let b = self.entries[pos as usize].aabb;
                 if !node.tight.contains(&b) {
