@@ -147,7 +147,7 @@ impl<T> QuadTree<T> {
     /// the nodes' runs and the slots' positions stale: `build_all` must
     /// follow.
     pub(crate) fn pack(&mut self) {
-        let mut packed = self.garbage == 0 && self.entries.len() == self.len();
+        let mut packed = self.all_entries_live();
         let mut w = 0u32;
         let mut stack = super::NodeStack::with_root();
         while packed && let Some(n) = stack.pop() {

@@ -895,6 +895,12 @@ impl<T> QuadTree<T> {
         self.refit(n);
     }
 
+    /// `true` when every position of the entry array holds a live item: no
+    /// garbage and no reserved slack in any run.
+    pub(crate) fn all_entries_live(&self) -> bool {
+        self.garbage == 0 && self.entries.len() == self.len()
+    }
+
     /// Recomputes node `n`'s `tight` box from its run.
     pub(crate) fn refit(&mut self, n: u32) {
         let node = &self.nodes[n as usize];

@@ -187,7 +187,7 @@ impl<T: Sync> QuadTree<T> {
         // Phase 2: write the boxes that stay. When every entry is live (as
         // after a build), each task takes a stretch of the entry array;
         // otherwise one thread writes them by slot.
-        if self.garbage == 0 && self.entries.len() == self.len() {
+        if self.all_entries_live() {
             let fresh = &fresh;
             self.entries.par_chunks_mut(CHUNK).for_each(|chunk| {
                 for e in chunk {

@@ -151,9 +151,8 @@ impl<T> QuadTree<T> {
     ) -> Result<(), (Key, Error)> {
         let mut refused = None;
         let mut movers = core::mem::take(&mut self.movers);
-        let mut splits = core::mem::take(&mut self.splits);
+        let splits = core::mem::take(&mut self.splits);
         movers.clear();
-        splits.clear();
         let mut dirty = core::mem::take(&mut self.dirty);
         dirty.clear();
         dirty.resize(self.nodes.len().div_ceil(64), 0);
