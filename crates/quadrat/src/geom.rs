@@ -392,21 +392,50 @@ impl Aabb {
         )
     }
 
-    /// Squared Euclidean distance from `p` to the box (0 inside or on the edge).
+    /// Squared Euclidean distance from `p` to the box (0 inside or on the
+    /// edge), in `f64`.
+    ///
+    /// Computed in `f64`, which neither overflows nor underflows for any
+    /// finite `f32` coordinates: boxes `f32::MAX` apart and boxes `1e-45`
+    /// apart both get their true distance (to `f64` rounding), where an
+    /// `f32` square would give infinity or 0.
+    ///
+    /// ```
+    /// use quadrat::Aabb;
+    /// let b = Aabb::from_point([1e-30, 0.0]);
+    /// assert_eq!(b.distance_squared_to_point([0.0, 0.0]), 1e-30f32 as f64 * 1e-30f32 as f64);
+    /// assert!(Aabb::from_point([f32::MAX, 0.0]).distance_squared_to_point([-f32::MAX, 0.0]).is_finite());
+    /// ```
     #[inline]
     #[must_use]
-    pub fn distance_squared_to_point(&self, p: impl Into<Vec2>) -> f32 {
-        let p = p.into();
-        let dx = (self.min.x - p.x).max(0.0).max(p.x - self.max.x);
-        let dy = (self.min.y - p.y).max(0.0).max(p.y - self.max.y);
+    pub fn distance_squared_to_point(&self, p: impl Into<Vec2>) -> f64 {
+        let (dx, dy) = self.gaps_to(p.into());
         dx * dx + dy * dy
     }
 
-    /// Euclidean distance from `p` to the box (0 inside or on the edge).
+    /// Euclidean distance from `p` to the box (0 inside or on the edge): the
+    /// `f64` distance rounded to the nearest `f32`, so exact to the last bit
+    /// over the whole finite `f32` range, and `f32::INFINITY` only for
+    /// distances beyond `f32::MAX`.
     #[inline]
     #[must_use]
     pub fn distance_to_point(&self, p: impl Into<Vec2>) -> f32 {
-        self.distance_squared_to_point(p).sqrt()
+        let (dx, dy) = self.gaps_to(p.into());
+        distance_from_gaps(dx, dy)
+    }
+
+    /// The gaps from `p` to the box along each axis, in `f64` (0 where `p`
+    /// is within the box's extent on that axis).
+    #[inline]
+    pub(crate) fn gaps_to(&self, p: Vec2) -> (f64, f64) {
+        let gap = |lo: f32, hi: f32, v: f32| {
+            let (lo, hi, v) = (f64::from(lo), f64::from(hi), f64::from(v));
+            (lo - v).max(0.0).max(v - hi)
+        };
+        (
+            gap(self.min.x, self.max.x, p.x),
+            gap(self.min.y, self.max.y, p.y),
+        )
     }
 
     /// `true` when the box is valid: finite coordinates and `min <= max`.
@@ -465,40 +494,14 @@ impl Aabb {
         }
         Ok(())
     }
+}
 
-    /// The parameter interval `[t_enter, t_exit]` over which `origin + t * dir`
-    /// is inside the box, clipped to `[0, max_t]`; `None` when the ray misses.
-    ///
-    /// Handles zero direction components (the ray is then parallel to that
-    /// axis and hits only if the origin is within the slab).
-    #[inline]
-    #[must_use]
-    pub(crate) fn ray_interval(&self, origin: Vec2, dir: Vec2, max_t: f32) -> Option<(f32, f32)> {
-        let mut t0 = 0.0f32;
-        let mut t1 = max_t;
-        for (o, d, lo, hi) in [
-            (origin.x, dir.x, self.min.x, self.max.x),
-            (origin.y, dir.y, self.min.y, self.max.y),
-        ] {
-            if d == 0.0 {
-                if o < lo || o > hi {
-                    return None;
-                }
-            } else {
-                let inv = 1.0 / d;
-                let (mut a, mut b) = ((lo - o) * inv, (hi - o) * inv);
-                if a > b {
-                    core::mem::swap(&mut a, &mut b);
-                }
-                t0 = t0.max(a);
-                t1 = t1.min(b);
-                if t0 > t1 {
-                    return None;
-                }
-            }
-        }
-        if t0 <= t1 { Some((t0, t1)) } else { None }
-    }
+/// The Euclidean length of the gaps `(dx, dy)`, rounded to `f32`. Monotone
+/// in each gap, which the searches' cut-offs rely on: a box whose gap along
+/// one axis alone is already too far cannot be nearer.
+#[inline]
+pub(crate) fn distance_from_gaps(dx: f64, dy: f64) -> f32 {
+    (dx * dx + dy * dy).sqrt() as f32
 }
 
 impl From<[f32; 4]> for Aabb {
@@ -557,26 +560,38 @@ impl Circle {
     #[inline]
     #[must_use]
     pub fn contains_point(&self, p: impl Into<Vec2>) -> bool {
-        (p.into() - self.center).length_squared() <= self.radius * self.radius
+        self.intersects_aabb(&Aabb::from_point(p))
     }
 
     /// `true` when the disc and the closed box share a point.
     ///
-    /// A circle with a negative or NaN radius intersects nothing.
+    /// Decided in `f64`, so that no radius or distance overflows or
+    /// underflows over the whole finite `f32` range. A circle with a
+    /// negative or NaN radius intersects nothing.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, Circle};
+    /// let huge = Circle::new([0.0, 0.0], 2e19);
+    /// assert!(!huge.intersects_aabb(&Aabb::from_point([1e30, 0.0])));
+    /// let tiny = Circle::new([0.0, 0.0], 1e-30);
+    /// assert!(tiny.intersects_aabb(&Aabb::from_point([0.0, 1e-30])));
+    /// ```
     #[inline]
     #[must_use]
     pub fn intersects_aabb(&self, b: &Aabb) -> bool {
-        self.radius >= 0.0 && b.distance_squared_to_point(self.center) <= self.radius * self.radius
+        let r = f64::from(self.radius);
+        r >= 0.0 && b.distance_squared_to_point(self.center) <= r * r
     }
 
-    /// `true` when the two discs share a point.
+    /// `true` when the two discs share a point (decided in `f64`, like
+    /// [`Circle::intersects_aabb`]).
     #[inline]
     #[must_use]
     pub fn intersects_circle(&self, other: &Circle) -> bool {
-        let r = self.radius + other.radius;
+        let r = f64::from(self.radius) + f64::from(other.radius);
         self.radius >= 0.0
             && other.radius >= 0.0
-            && (other.center - self.center).length_squared() <= r * r
+            && Aabb::from_point(other.center).distance_squared_to_point(self.center) <= r * r
     }
 
     /// Checks the circle: finite centre, finite radius that is not negative.
@@ -640,8 +655,12 @@ impl Ray {
     #[inline]
     #[must_use]
     pub fn at(&self, dist: f32) -> Vec2 {
-        let len = self.direction.length();
-        self.origin + self.direction * (dist / len)
+        let (dx, dy) = (f64::from(self.direction.x), f64::from(self.direction.y));
+        let s = f64::from(dist) / (dx * dx + dy * dy).sqrt();
+        Vec2::new(
+            (f64::from(self.origin.x) + dx * s) as f32,
+            (f64::from(self.origin.y) + dy * s) as f32,
+        )
     }
 
     /// Checks the ray: finite origin and direction, direction not zero.
@@ -677,14 +696,77 @@ impl Ray {
     /// assert_eq!(r.intersect_aabb(&Aabb::new([3.0, 0.0], [4.0, 1.0]), 10.0), Some(3.0));
     /// assert_eq!(r.intersect_aabb(&Aabb::new([3.0, 0.0], [4.0, 1.0]), 2.0), None);
     /// ```
+    ///
+    /// Computed in `f64`: any finite non-zero direction works, subnormal or
+    /// as long as `f32::MAX` in both components, and a box farther from the
+    /// origin than `f32::MAX` is hit at `f32::INFINITY` (so only when
+    /// `max_dist` is infinite). An invalid ray or a NaN or negative
+    /// `max_dist` hits nothing.
     #[inline]
     #[must_use]
     pub fn intersect_aabb(&self, b: &Aabb, max_dist: f32) -> Option<f32> {
-        let len = self.direction.length();
-        if len.is_nan() || len <= 0.0 || len.is_infinite() {
+        RayCast::new(self, max_dist)?.enter(b).map(|t| t as f32)
+    }
+}
+
+/// A ray prepared for many box tests: origin, unit direction and reach in
+/// `f64`, where no finite `f32` input overflows or underflows.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RayCast {
+    origin: [f64; 2],
+    /// The unit direction's reciprocal per axis; unused where `axis_zero`.
+    inv: [f64; 2],
+    axis_zero: [bool; 2],
+    max: f64,
+}
+
+impl RayCast {
+    /// `None` for an invalid ray or a NaN or negative `max_dist`.
+    #[inline]
+    pub(crate) fn new(ray: &Ray, max_dist: f32) -> Option<RayCast> {
+        ray.validate().ok()?;
+        if max_dist.is_nan() || max_dist < 0.0 {
             return None;
         }
-        let dir = self.direction * (1.0 / len);
-        b.ray_interval(self.origin, dir, max_dist).map(|(t0, _)| t0)
+        let (dx, dy) = (f64::from(ray.direction.x), f64::from(ray.direction.y));
+        let len = (dx * dx + dy * dy).sqrt();
+        let (ux, uy) = (dx / len, dy / len);
+        Some(RayCast {
+            origin: [f64::from(ray.origin.x), f64::from(ray.origin.y)],
+            inv: [1.0 / ux, 1.0 / uy],
+            axis_zero: [ux == 0.0, uy == 0.0],
+            max: f64::from(max_dist),
+        })
+    }
+
+    /// The distance at which the ray enters `b` (0 when the origin is inside
+    /// or on it), if it does so within reach. Monotone in the box: a box
+    /// containing `b` is never entered later, which lets bounds prune.
+    #[inline]
+    pub(crate) fn enter(&self, b: &Aabb) -> Option<f64> {
+        let mut t0 = 0.0f64;
+        let mut t1 = self.max;
+        let bounds = [(b.min.x, b.max.x), (b.min.y, b.max.y)];
+        for axis in 0..2 {
+            let o = self.origin[axis];
+            let (lo, hi) = (f64::from(bounds[axis].0), f64::from(bounds[axis].1));
+            if self.axis_zero[axis] {
+                if o < lo || o > hi {
+                    return None;
+                }
+            } else {
+                let inv = self.inv[axis];
+                let (mut a, mut c) = ((lo - o) * inv, (hi - o) * inv);
+                if a > c {
+                    core::mem::swap(&mut a, &mut c);
+                }
+                t0 = t0.max(a);
+                t1 = t1.min(c);
+                if t0 > t1 {
+                    return None;
+                }
+            }
+        }
+        Some(t0)
     }
 }

@@ -194,9 +194,12 @@ impl<T> Slab<T> {
     /// free list is rebuilt in ascending order so that refills reuse the
     /// lowest slots first.
     pub(crate) fn clear(&mut self) {
+        // The bookkeeping first, then the values are dropped: a destructor
+        // that panics finds the slab already empty and consistent (the
+        // values after it are leaked, never reachable again).
         let mut next = NONE;
         for idx in (0..self.slots.len()).rev() {
-            if self.slots[idx].value.take().is_some() {
+            if self.slots[idx].value.is_some() {
                 if !self.bump(idx) {
                     continue;
                 }
@@ -208,5 +211,23 @@ impl<T> Slab<T> {
         }
         self.free_head = next;
         self.len = 0;
+        let mut leak_rest = LeakOnUnwind(&mut self.slots, 0);
+        while leak_rest.1 < leak_rest.0.len() {
+            let i = leak_rest.1;
+            leak_rest.1 += 1;
+            drop(leak_rest.0[i].value.take());
+        }
+    }
+}
+
+/// Takes the values of `slots[from..]` out without dropping them when
+/// dropped: what a panicking destructor leaves for [`Slab::clear`].
+struct LeakOnUnwind<'a, T>(&'a mut [Slot<T>], usize);
+
+impl<T> Drop for LeakOnUnwind<'_, T> {
+    fn drop(&mut self) {
+        for slot in &mut self.0[self.1..] {
+            core::mem::forget(slot.value.take());
+        }
     }
 }

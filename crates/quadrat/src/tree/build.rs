@@ -78,29 +78,29 @@ impl<T> QuadTree<T> {
             self.pack();
             self.entries.reserve(expected);
             self.slab.reserve(expected);
-            let packed = self.entries.len();
+            // Until the build, an error or a panic in the caller's iterator
+            // takes back what this call added (see `Batch`).
+            let mut batch = Batch {
+                packed: self.entries.len(),
+                tree: self,
+                armed: true,
+            };
             for (b, v) in items {
                 if let Err(e) = b.validate() {
-                    // Take back what this call added and build the tree
-                    // again from the entries it had: the same tree as before.
-                    // In reverse, so the free list hands the slots out
-                    // again in the order it would have.
-                    for entry in self.entries.drain(packed..).rev() {
-                        drop(self.slab.remove_at(entry.owner as usize));
-                    }
-                    self.build_all(false);
                     return Err(e);
                 }
-                let (key, idx) = self.slab.insert(v, 0, 0);
-                self.entries.push(Entry {
+                let tree = &mut *batch.tree;
+                let (key, idx) = tree.slab.insert(v, 0, 0);
+                tree.entries.push(Entry {
                     aabb: b,
                     owner: idx as u32,
-                    generation: self.slab.generations[idx],
+                    generation: tree.slab.generations[idx],
                 });
                 keys.push(key);
             }
-            self.presort(parallel);
-            self.build_all(parallel);
+            batch.armed = false;
+            batch.tree.presort(parallel);
+            batch.tree.build_all(parallel);
         } else {
             let items: Vec<(Aabb, T)> = items.collect();
             for (b, _) in &items {
@@ -218,6 +218,35 @@ impl<T> QuadTree<T> {
             .map(|&k| self.entries[(k & 0xFFFF_FFFF) as usize])
             .collect();
         self.entries = sorted;
+    }
+}
+
+/// A bulk insert under way: the entries from `packed` on were added by it.
+/// Dropped while armed (an invalid box, or a panic in the
+/// caller's iterator), it takes them back and builds the tree again from
+/// the entries it had: the same tree as before, keys and all.
+struct Batch<'a, T> {
+    tree: &'a mut QuadTree<T>,
+    packed: usize,
+    /// Cleared once every item is in: nothing to take back then.
+    armed: bool,
+}
+
+impl<T> Drop for Batch<'_, T> {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        let tree = &mut *self.tree;
+        // In reverse, so the free list hands the slots out again in the
+        // order it would have; the values are dropped last, once the tree
+        // is whole again (a destructor that panics then loses nothing).
+        let mut values = Vec::with_capacity(tree.entries.len() - self.packed);
+        for entry in tree.entries.drain(self.packed..).rev() {
+            values.push(tree.slab.remove_at(entry.owner as usize));
+        }
+        tree.build_all(false);
+        drop(values);
     }
 }
 
@@ -376,7 +405,8 @@ fn partition(part: &mut Part<'_>, node: &Node, lo: usize, hi: usize, limits: Lim
 fn finish(part: &mut Part<'_>, node: &mut Node, lo: usize, len: usize, load: u32) {
     let run = &mut part.entries[lo..lo + len];
     run.sort_unstable_by(|a, b| a.aabb.min.x.total_cmp(&b.aabb.min.x));
-    node.start = (part.base + lo) as u32;
+    // An empty run reserves nothing and starts at 0, as everywhere.
+    node.start = if len == 0 { 0 } else { (part.base + lo) as u32 };
     node.len = len as u32;
     node.cap = node.len;
     node.load = load;

@@ -956,7 +956,8 @@ impl<T> QuadTree<T> {
         let (start, len, cap) = (node.start as usize, node.len as usize, node.cap as usize);
         let new_cap = (cap * 2).max(4);
         let end = self.entries.len();
-        if start + cap == end {
+        debug_assert!(cap > 0 || start == 0, "an empty reservation starts at 0");
+        if cap > 0 && start + cap == end {
             self.entries.resize(start + new_cap, Entry::VACANT);
         } else {
             assert!(
@@ -1018,7 +1019,10 @@ impl<T> QuadTree<T> {
         for &n in &order {
             let node = &mut self.nodes[n as usize];
             let (start, len) = (node.start as usize, node.len as usize);
-            node.start = w as u32;
+            // A run left empty gives its reservation up entirely, and starts
+            // at 0 like every empty reservation: a start past the end of the
+            // truncated array would be sliced out of range later.
+            node.start = if len == 0 { 0 } else { w as u32 };
             node.cap = len as u32;
             if start != w {
                 self.entries.copy_within(start..start + len, w);

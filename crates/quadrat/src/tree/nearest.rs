@@ -1,7 +1,7 @@
 //! The k nearest items to a point.
 
 use super::{QuadTree, STACK};
-use crate::geom::{Aabb, Vec2};
+use crate::geom::{Aabb, Vec2, distance_from_gaps};
 use crate::key::Key;
 use std::collections::BinaryHeap;
 
@@ -109,9 +109,10 @@ impl<T> QuadTree<T> {
                 for e in &self.entries[node.start as usize..(node.start + node.len) as usize] {
                     let limit = worst(&best);
                     // Sorted by `min.x`: the rest of the run starts farther
-                    // right. (The margin covers the rounding of the distance,
-                    // which may come out an ulp below this gap.)
-                    if e.aabb.min.x - p.x > limit + limit * 1e-6 {
+                    // right, and a box is never nearer than its gap along
+                    // x alone, measured the same way as the distance.
+                    let gap = f64::from(e.aabb.min.x) - f64::from(p.x);
+                    if distance_from_gaps(gap.max(0.0), 0.0) > limit {
                         break;
                     }
                     let bd = e.aabb.distance_to_point(p);

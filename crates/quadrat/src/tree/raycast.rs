@@ -1,22 +1,8 @@
 //! Ray casts: the first item hit, and every item hit.
 
 use super::{QuadTree, STACK};
-use crate::geom::{Aabb, Ray, Vec2};
+use crate::geom::{Aabb, Ray, RayCast};
 use crate::key::Key;
-
-/// A ray ready for slab tests: unit direction, or `None` for an invalid ray
-/// or a NaN or negative `max_dist`.
-fn prepare(ray: &Ray, max_dist: f32) -> Option<(Vec2, Vec2)> {
-    ray.validate().ok()?;
-    if max_dist.is_nan() || max_dist < 0.0 {
-        return None;
-    }
-    let len = ray.direction.length();
-    if !(len.is_finite() && len > 0.0) {
-        return None;
-    }
-    Some((ray.origin, ray.direction * (1.0 / len)))
-}
 
 impl<T> QuadTree<T> {
     /// The first item whose box the ray hits within `max_dist`, with its
@@ -76,21 +62,26 @@ impl<T> QuadTree<T> {
         max_dist: f32,
         mut hit: Option<F>,
     ) -> Option<(Key, f32)> {
-        let (o, u) = prepare(&ray, max_dist)?;
+        let cast = RayCast::new(&ray, max_dist)?;
+        // Where the ray enters a box, as the `f32` distance results report;
+        // `None` beyond `max_dist`. Never less for a box inside another, so
+        // bounds prune: a node entered beyond the best hit so far holds
+        // nothing better (ties by key still count, so only "beyond" prunes).
+        let enter = |b: &Aabb| cast.enter(b).map(|t| t as f32);
         let mut best: Option<(f32, u32)> = None;
         let limit = |best: &Option<(f32, u32)>| best.map_or(max_dist, |b| b.0);
         let mut stack = [(0u32, 0f32); STACK];
         let mut top = 1;
         while top > 0 {
             top -= 1;
-            let (n, enter) = stack[top];
-            if enter > limit(&best) {
+            let (n, entered) = stack[top];
+            if entered > limit(&best) {
                 continue;
             }
             let node = &self.nodes[n as usize];
-            if node.len > 0 && node.tight.ray_interval(o, u, limit(&best)).is_some() {
+            if node.len > 0 && enter(&node.tight).is_some_and(|t| t <= limit(&best)) {
                 for e in &self.entries[node.start as usize..(node.start + node.len) as usize] {
-                    let Some((t0, _)) = e.aabb.ray_interval(o, u, limit(&best)) else {
+                    let Some(t0) = enter(&e.aabb).filter(|&t| t <= limit(&best)) else {
                         continue;
                     };
                     let idx = e.owner as usize;
@@ -121,7 +112,7 @@ impl<T> QuadTree<T> {
                 for q in 0..4 {
                     let c = node.children + q;
                     let bounds = self.nodes[c as usize].subtree_bounds();
-                    if let Some((t0, _)) = bounds.ray_interval(o, u, limit(&best)) {
+                    if let Some(t0) = enter(&bounds).filter(|&t| t <= limit(&best)) {
                         kids[m] = (c, t0);
                         m += 1;
                     }
@@ -163,17 +154,18 @@ impl<T> QuadTree<T> {
         mut hit: impl FnMut(Key, &T, Aabb) -> Option<f32>,
     ) -> Vec<(Key, f32)> {
         let mut out = Vec::new();
-        let Some((o, u)) = prepare(&ray, max_dist) else {
+        let Some(cast) = RayCast::new(&ray, max_dist) else {
             return out;
         };
+        let enter = |b: &Aabb| cast.enter(b).map(|t| t as f32);
         let mut stack = [0u32; STACK];
         let mut top = 1;
         while top > 0 {
             top -= 1;
             let node = &self.nodes[stack[top] as usize];
-            if node.len > 0 && node.tight.ray_interval(o, u, max_dist).is_some() {
+            if node.len > 0 && enter(&node.tight).is_some() {
                 for e in &self.entries[node.start as usize..(node.start + node.len) as usize] {
-                    let Some((t0, _)) = e.aabb.ray_interval(o, u, max_dist) else {
+                    let Some(t0) = enter(&e.aabb) else {
                         continue;
                     };
                     let idx = e.owner as usize;
@@ -192,11 +184,7 @@ impl<T> QuadTree<T> {
             if !node.is_leaf() {
                 for q in 0..4 {
                     let c = node.children + q;
-                    if self.nodes[c as usize]
-                        .subtree_bounds()
-                        .ray_interval(o, u, max_dist)
-                        .is_some()
-                    {
+                    if enter(&self.nodes[c as usize].subtree_bounds()).is_some() {
                         stack[top] = c;
                         top += 1;
                     }

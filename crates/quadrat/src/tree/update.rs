@@ -156,6 +156,18 @@ impl<T> QuadTree<T> {
         let mut dirty = core::mem::take(&mut self.dirty);
         dirty.clear();
         dirty.resize(self.nodes.len().div_ceil(64), 0);
+        // Whatever happens from here, the boxes already written are settled
+        // into the tree: if `f` panics, the items it returned a box for
+        // before (outside the block it panicked in) move, the rest keep
+        // their old boxes, and the tree is valid.
+        let mut job = Settle {
+            tree: self,
+            movers,
+            splits,
+            dirty,
+            parallel,
+        };
+        let tree = &mut *job.tree;
         // Pass 1, in slot order: the caller's data is usually laid out by
         // key, so this reads it front to back, and each item costs one
         // random access into the entries instead of three.
@@ -165,18 +177,18 @@ impl<T> QuadTree<T> {
         // one another, so the processor overlaps their cache misses).
         const BLOCK: usize = 64;
         let mut block = [(0u32, super::EMPTY); BLOCK];
-        let slots = self.slab.slots.len();
+        let slots = tree.slab.slots.len();
         let mut start = 0;
         while start < slots {
             let end = (start + BLOCK).min(slots);
             let mut len = 0;
             for idx in start..end {
-                let slot = &self.slab.slots[idx];
+                let slot = &tree.slab.slots[idx];
                 let Some(value) = slot.value.as_ref() else {
                     continue;
                 };
-                let key = Key::new(idx as u32, self.slab.generations[idx]);
-                let b = f(key, value, self.entries[slot.pos as usize].aabb);
+                let key = Key::new(idx as u32, tree.slab.generations[idx]);
+                let b = f(key, value, tree.entries[slot.pos as usize].aabb);
                 if let Err(err) = b.validate() {
                     refused.get_or_insert((key, err));
                     continue;
@@ -185,18 +197,18 @@ impl<T> QuadTree<T> {
                 len += 1;
             }
             for &(idx, b) in &block[..len] {
-                let slot = &self.slab.slots[idx as usize];
+                let slot = &tree.slab.slots[idx as usize];
                 let (n, pos) = (slot.node, slot.pos as usize);
-                if self.stays_in(n, &b) {
-                    self.entries[pos].aabb = b;
-                    dirty[n as usize / 64] |= 1 << (n % 64);
+                if tree.stays_in(n, &b) {
+                    tree.entries[pos].aabb = b;
+                    job.dirty[n as usize / 64] |= 1 << (n % 64);
                 } else {
-                    movers.push((idx, b));
+                    job.movers.push((idx, b));
                 }
             }
             start = end;
         }
-        self.settle(movers, splits, dirty, parallel);
+        drop(job);
         match refused {
             Some(r) => Err(r),
             None => Ok(()),
@@ -286,5 +298,24 @@ pub(crate) fn stays_in(nodes: &[Node], n: u32, b: &Aabb) -> bool {
     node.is_leaf() || {
         let child = node.children + quadrant(&node.cell, c) as u32;
         !nodes[child as usize].loose.contains(b)
+    }
+}
+
+/// The second half of an `update_all`, run when it is dropped: on the normal
+/// path and when the caller's closure panics alike.
+struct Settle<'a, T> {
+    tree: &'a mut QuadTree<T>,
+    movers: Vec<(u32, Aabb)>,
+    splits: Vec<u32>,
+    dirty: Vec<u64>,
+    parallel: bool,
+}
+
+impl<T> Drop for Settle<'_, T> {
+    fn drop(&mut self) {
+        let movers = core::mem::take(&mut self.movers);
+        let splits = core::mem::take(&mut self.splits);
+        let dirty = core::mem::take(&mut self.dirty);
+        self.tree.settle(movers, splits, dirty, self.parallel);
     }
 }

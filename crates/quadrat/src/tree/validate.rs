@@ -46,6 +46,12 @@ impl<T> QuadTree<T> {
             if node.len > node.cap || (node.start + node.cap) as usize > self.entries.len() {
                 return fail(format!("node {n} run out of bounds"));
             }
+            if node.cap == 0 && node.start != 0 {
+                return fail(format!(
+                    "node {n} reserves nothing but starts at {}",
+                    node.start
+                ));
+            }
             if node.cap > 0 {
                 runs.push((node.start, node.start + node.cap));
             }

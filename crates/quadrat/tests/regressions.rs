@@ -1,0 +1,272 @@
+//! Reported failures, each kept as the smallest case that showed it. Every
+//! test here failed on the code it was reported against.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use quadrat::{Aabb, Circle, Config, Key, QuadTree, Ray, Vec2};
+
+/// Points on an `nx` × `ny` grid: `offset + spacing * (i, j)`.
+fn grid(nx: usize, ny: usize, spacing: f32, offset: f32) -> Vec<Aabb> {
+    let mut out = Vec::with_capacity(nx * ny);
+    for j in 0..ny {
+        for i in 0..nx {
+            out.push(Aabb::from_point([
+                offset + spacing * i as f32,
+                offset + spacing * j as f32,
+            ]));
+        }
+    }
+    out
+}
+
+/// Removes every key in order, validating the tree and checking that the
+/// rest is still found after each removal.
+fn drain_in_order(tree: &mut QuadTree<usize>, keys: &[Key], boxes: &[Aabb]) {
+    for (i, &k) in keys.iter().enumerate() {
+        assert_eq!(tree.remove(k), Some(i), "remove #{i}");
+        tree.validate()
+            .unwrap_or_else(|e| panic!("after remove #{i}: {e}"));
+        if let Some(&next) = keys.get(i + 1) {
+            assert!(tree.query(boxes[i + 1]).any(|(kk, _)| kk == next));
+        }
+    }
+    assert!(tree.is_empty());
+}
+
+/// An emptied run kept a start past the end of the entry array once a
+/// compaction truncated it; the next insert into that node (or a rebuild)
+/// sliced out of range. 71 grid points, removed in insertion order: the
+/// 69th removal panicked.
+#[test]
+fn draining_71_grid_points_in_insertion_order() {
+    let world = Aabb::new([0.0, 0.0], [100.0, 100.0]);
+    let config = Config {
+        max_items: 1,
+        max_depth: 8,
+    };
+    let boxes: Vec<Aabb> = grid(10, 10, 10.0, 1.0).into_iter().take(71).collect();
+    let mut tree = QuadTree::with_config(world, config);
+    let keys: Vec<Key> = boxes
+        .iter()
+        .enumerate()
+        .map(|(i, &b)| {
+            let k = tree.insert(b, i);
+            tree.validate().unwrap();
+            k
+        })
+        .collect();
+    drain_in_order(&mut tree, &keys, &boxes);
+}
+
+/// 2,000 grid points inserted one by one with the default configuration,
+/// removed in the order they came.
+#[test]
+fn draining_2000_grid_points_with_the_default_config() {
+    let world = Aabb::new([0.0, 0.0], [1000.0, 1000.0]);
+    let boxes = grid(50, 40, 19.5, 3.0);
+    let mut tree = QuadTree::new(world);
+    let keys: Vec<Key> = boxes
+        .iter()
+        .enumerate()
+        .map(|(i, &b)| tree.insert(b, i))
+        .collect();
+    tree.validate().unwrap();
+    drain_in_order(&mut tree, &keys, &boxes);
+}
+
+/// 1,000 points built with `insert_many`: the bulk build gave empty nodes a
+/// start inside the array, which later compactions left behind.
+#[test]
+fn draining_a_bulk_built_tree() {
+    let world = Aabb::new([0.0, 0.0], [100.0, 100.0]);
+    for config in [
+        Config::default(),
+        Config {
+            max_items: 1,
+            max_depth: 8,
+        },
+        Config {
+            max_items: 4,
+            max_depth: 12,
+        },
+    ] {
+        let boxes = grid(40, 25, 2.5, 0.5);
+        let mut tree = QuadTree::with_config(world, config);
+        let keys = tree.insert_many(boxes.iter().copied().zip(0..));
+        tree.validate().unwrap();
+        drain_in_order(&mut tree, &keys, &boxes);
+        // The emptied tree takes the same items again, one by one and in bulk.
+        for (i, &b) in boxes.iter().enumerate() {
+            tree.insert(b, i);
+        }
+        tree.validate().unwrap();
+        tree.rebuild();
+        tree.validate().unwrap();
+    }
+}
+
+/// `query_circle` squared the radius in `f32`: a radius of 2e19 became
+/// infinite and the query returned a box 1e30 away.
+#[test]
+fn a_huge_circle_does_not_reach_farther_than_its_radius() {
+    let mut tree = QuadTree::new(Aabb::new([-10.0, -10.0], [10.0, 10.0]));
+    let near = tree.insert(Aabb::from_point([1.0, 1.0]), ());
+    let _far = tree.insert(Aabb::from_point([1e30, 0.0]), ());
+    let hits: Vec<Key> = tree
+        .query_circle(Circle::new([0.0, 0.0], 2e19))
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(hits, vec![near]);
+    assert!(!Circle::new([0.0, 0.0], 2e19).intersects_aabb(&Aabb::from_point([1e30, 0.0])));
+    // And the other end: a tiny radius still reaches a box just as far away.
+    let c = Circle::new([0.0, 0.0], 1e-30);
+    assert!(c.intersects_aabb(&Aabb::from_point([1e-30, 0.0])));
+    assert!(!c.intersects_aabb(&Aabb::from_point([2e-30, 0.0])));
+}
+
+/// `nearest` ranked by a squared distance that underflowed to 0 below
+/// ~1e-19, while its cut-off used the unsquared gap.
+#[test]
+fn nearest_ranks_tiny_distances_exactly() {
+    let mut tree = QuadTree::new(Aabb::new([-2.0, -2.0], [2.0, 2.0]));
+    let a = tree.insert(Aabb::new([1e-30, 0.0], [1.0, 0.0]), ());
+    let b = tree.insert(Aabb::new([-1.0, -1.0], [0.0, 0.0]), ());
+    assert_eq!(tree.nearest([0.0, 0.0], 1), vec![(b, 0.0)]);
+    assert_eq!(tree.nearest([0.0, 0.0], 2), vec![(b, 0.0), (a, 1e-30)]);
+    assert_eq!(
+        Aabb::new([1e-30, 0.0], [1.0, 0.0]).distance_to_point([0.0, 0.0]),
+        1e-30
+    );
+    // Distances beyond the square root of f32::MAX do not overflow.
+    let far = Aabb::from_point([3e30, 4e30]);
+    assert_eq!(far.distance_to_point([0.0, 0.0]), 5e30);
+}
+
+/// A ray whose direction is subnormal, or whose length overflows `f32`,
+/// answers as the same ray with a tame direction.
+#[test]
+fn ray_directions_at_the_edges_of_f32() {
+    let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    let wall = tree.insert(Aabb::new([50.0, 0.0], [51.0, 100.0]), ());
+    let diag = tree.insert(Aabb::new([80.0, 80.0], [81.0, 81.0]), ());
+    let tame = tree.raycast(Ray::new([10.0, 10.0], [1.0, 0.0]), f32::INFINITY);
+    assert_eq!(tame, Some((wall, 40.0)));
+    for dir in [[1e-39, 0.0], [f32::MIN_POSITIVE, 0.0], [f32::MAX, 0.0]] {
+        let ray = Ray::new([10.0, 10.0], dir);
+        assert_eq!(tree.raycast(ray, f32::INFINITY), tame, "direction {dir:?}");
+        assert_eq!(
+            ray.intersect_aabb(&Aabb::new([50.0, 0.0], [51.0, 100.0]), 100.0),
+            Some(40.0)
+        );
+    }
+    let up_right = tree.raycast_all(Ray::new([60.0, 60.0], [1.0, 1.0]), f32::INFINITY);
+    let huge = tree.raycast_all(Ray::new([60.0, 60.0], [f32::MAX, f32::MAX]), f32::INFINITY);
+    let tiny = tree.raycast_all(Ray::new([60.0, 60.0], [1e-40, 1e-40]), f32::INFINITY);
+    assert_eq!(up_right.len(), 1);
+    assert_eq!(up_right[0].0, diag);
+    assert_eq!(huge, up_right);
+    assert_eq!(tiny, up_right);
+}
+
+/// Boxes farther from a ray's origin than `f32::MAX` are hit at infinity,
+/// and found only when the ray's reach is unbounded.
+#[test]
+fn rays_across_the_whole_f32_range() {
+    let mut tree = QuadTree::new(Aabb::new([-f32::MAX, -1.0], [f32::MAX, 1.0]));
+    let far = tree.insert(Aabb::new([f32::MAX, 0.0], [f32::MAX, 0.0]), ());
+    let ray = Ray::new([-f32::MAX, 0.0], [1.0, 0.0]);
+    assert_eq!(tree.raycast(ray, f32::MAX), None);
+    assert_eq!(tree.raycast(ray, f32::INFINITY), Some((far, f32::INFINITY)));
+    let ray = Ray::new([0.0, 0.0], [1.0, 0.0]);
+    assert_eq!(tree.raycast(ray, f32::MAX), Some((far, f32::MAX)));
+}
+
+/// An iterator that panicked halfway through a bulk `insert_many` left the
+/// tree counting items it could not find, and invalid.
+#[test]
+fn a_panicking_iterator_leaves_the_tree_as_it_was() {
+    for before in [0usize, 10, 5000] {
+        let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+        let old: Vec<Key> = (0..before)
+            .map(|i| tree.insert(Aabb::from_point([(i % 100) as f32, (i / 100) as f32]), i))
+            .collect();
+        let shape: Vec<_> = tree.nodes().collect();
+        let items = (0..6000usize).map(|i| {
+            assert!(i != 3000, "the caller's iterator fails");
+            (Aabb::from_point([(i % 97) as f32, (i % 89) as f32]), i)
+        });
+        let caught = catch_unwind(AssertUnwindSafe(|| tree.insert_many(items)));
+        assert!(caught.is_err());
+        tree.validate().unwrap();
+        assert_eq!(tree.len(), before);
+        assert_eq!(tree.nodes().collect::<Vec<_>>(), shape);
+        for (i, &k) in old.iter().enumerate() {
+            assert_eq!(tree.get(k), Some(&i));
+        }
+        // And the tree goes on working.
+        let k = tree.insert(Aabb::from_point([5.0, 5.0]), usize::MAX);
+        tree.validate().unwrap();
+        assert_eq!(tree.remove(k), Some(usize::MAX));
+    }
+}
+
+/// A value whose destructor panics while `clear` drops it leaves an empty,
+/// valid tree behind.
+#[test]
+fn a_panicking_destructor_during_clear() {
+    struct Bomb(bool);
+    impl Drop for Bomb {
+        fn drop(&mut self) {
+            if self.0 && !std::thread::panicking() {
+                panic!("the caller's destructor fails");
+            }
+        }
+    }
+    let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    for i in 0..200 {
+        tree.insert(Aabb::from_point([i as f32 * 0.5, 1.0]), Bomb(i == 50));
+    }
+    let caught = catch_unwind(AssertUnwindSafe(|| tree.clear()));
+    assert!(caught.is_err());
+    tree.validate().unwrap();
+    assert!(tree.is_empty());
+    assert_eq!(tree.iter().count(), 0);
+    let k = tree.insert(Aabb::from_point([1.0, 1.0]), Bomb(false));
+    assert_eq!(tree.len(), 1);
+    assert!(tree.contains_key(k));
+    tree.validate().unwrap();
+}
+
+/// A closure that panics inside `update_all` and `retain` leaves the tree
+/// valid, with every item still where its box says.
+#[test]
+fn panicking_closures_in_update_all_and_retain() {
+    let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    let keys: Vec<Key> = (0..3000)
+        .map(|i| tree.insert(Aabb::from_point([(i % 100) as f32, (i / 30) as f32]), i))
+        .collect();
+    let caught = catch_unwind(AssertUnwindSafe(|| {
+        tree.update_all(|_, &v, b| {
+            assert!(v != 1500, "the caller's closure fails");
+            b.translate([0.25, 0.0])
+        })
+    }));
+    assert!(caught.is_err());
+    tree.validate().unwrap();
+    assert_eq!(tree.len(), 3000);
+    for &k in &keys {
+        let b = tree.aabb(k).unwrap();
+        assert!(tree.query(b).any(|(kk, _)| kk == k));
+    }
+    let caught = catch_unwind(AssertUnwindSafe(|| {
+        tree.retain(|_, _, v| {
+            assert!(*v != 2000, "the caller's closure fails");
+            *v % 2 == 0
+        })
+    }));
+    assert!(caught.is_err());
+    tree.validate().unwrap();
+    assert_eq!(tree.len(), 3000 - 1000);
+    let v = Vec2::new(0.0, 0.0);
+    assert!(tree.nearest(v, 1).len() == 1);
+}
