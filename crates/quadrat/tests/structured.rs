@@ -1,0 +1,242 @@
+//! Structured inputs that random boxes never produce: grids of points and of
+//! exactly touching boxes, piles on one point and along split lines, worlds
+//! from 1e-40 to the whole `f32` range; each built one by one and in bulk,
+//! then drained in insertion, reverse and random order. The tree is
+//! validated after every step and compared with brute force along the way.
+
+mod support;
+
+use support::shapes::{self, Kind, Rng};
+use support::tree::{Harness, Op, Probe};
+
+use quadrat::{Aabb, Circle, Config, Key, Ray, Vec2};
+
+const CONFIGS: [Config; 4] = [
+    Config {
+        max_items: 1,
+        max_depth: 8,
+    },
+    Config {
+        max_items: 2,
+        max_depth: 24,
+    },
+    Config {
+        max_items: 4,
+        max_depth: 3,
+    },
+    Config {
+        max_items: 32,
+        max_depth: 16,
+    },
+];
+
+/// A probe aimed at the harness's items, so queries have hits.
+fn probe(h: &Harness, rng: &mut Rng) -> Probe {
+    let live = &h.model.live;
+    let pick = |rng: &mut Rng| -> Aabb {
+        if live.is_empty() {
+            h.tree.world()
+        } else {
+            live[rng.below(live.len() as u64) as usize].1
+        }
+    };
+    let a = pick(rng);
+    let b = pick(rng);
+    let area = a.union(&b);
+    let c = pick(rng).center();
+    let far = pick(rng).center();
+    let radius = (f64::from(far.x) - f64::from(c.x)).abs() as f32;
+    let dir = Vec2::new(far.x * 0.5 - c.x * 0.5, far.y * 0.5 - c.y * 0.5);
+    let dir = if dir.x == 0.0 && dir.y == 0.0 {
+        Vec2::new(1.0, 0.0)
+    } else {
+        dir
+    };
+    Probe {
+        area,
+        circle: Circle::new(c, radius.min(f32::MAX)),
+        point: pick(rng).min,
+        k: rng.below(6) as usize,
+        ray: Ray::new(a.min, dir),
+        max_dist: if rng.chance(50) {
+            f32::INFINITY
+        } else {
+            radius
+        },
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Drain {
+    Insertion,
+    Reverse,
+    Random,
+}
+
+/// Builds `boxes` into a fresh tree (one by one or in bulk), then removes
+/// every item in the given order. Validates after each step; compares
+/// everything with brute force every `every` steps and at the ends.
+fn fill_and_drain(
+    world: Aabb,
+    config: Config,
+    boxes: &[Aabb],
+    bulk: bool,
+    drain: Drain,
+    seed: u64,
+) {
+    let mut rng = Rng::new(seed);
+    let mut h = Harness::new(world, config);
+    let every = (boxes.len() / 8).max(1);
+    let fail = |e: String, what: &str| -> ! {
+        panic!(
+            "{what} ({world:?}, {config:?}, bulk {bulk}, {drain:?}, {} boxes): {e}",
+            boxes.len()
+        )
+    };
+    if bulk {
+        h.apply(&Op::InsertMany(boxes.to_vec()))
+            .unwrap_or_else(|e| fail(e, "insert_many"));
+    } else {
+        for (i, &b) in boxes.iter().enumerate() {
+            h.apply(&Op::Insert(b))
+                .unwrap_or_else(|e| fail(e, "insert"));
+            h.check_items().unwrap_or_else(|e| fail(e, "after insert"));
+            if i % every == 0 {
+                h.check(&probe(&h, &mut rng))
+                    .unwrap_or_else(|e| fail(e, "after insert"));
+            }
+        }
+    }
+    h.check(&probe(&h, &mut rng))
+        .unwrap_or_else(|e| fail(e, "filled"));
+    let mut order: Vec<Key> = h.model.live.iter().map(|e| e.0).collect();
+    match drain {
+        Drain::Insertion => {}
+        Drain::Reverse => order.reverse(),
+        Drain::Random => rng.shuffle(&mut order),
+    }
+    for (i, k) in order.into_iter().enumerate() {
+        let at = h.model.live.iter().position(|e| e.0 == k).unwrap();
+        h.apply(&Op::Remove(at))
+            .unwrap_or_else(|e| fail(e, "remove"));
+        h.check_items()
+            .unwrap_or_else(|e| fail(e, &format!("after remove #{i}")));
+        if i % every == 0 {
+            h.check(&probe(&h, &mut rng))
+                .unwrap_or_else(|e| fail(e, "after remove"));
+        }
+    }
+    h.check(&probe(&h, &mut rng))
+        .unwrap_or_else(|e| fail(e, "drained"));
+    // The drained tree takes everything again, and rebuilds.
+    h.apply(&Op::InsertMany(boxes.to_vec()))
+        .unwrap_or_else(|e| fail(e, "refill"));
+    h.apply(&Op::Rebuild).unwrap_or_else(|e| fail(e, "rebuild"));
+    h.check(&probe(&h, &mut rng))
+        .unwrap_or_else(|e| fail(e, "refilled"));
+}
+
+#[test]
+fn every_kind_filled_and_drained_in_every_order() {
+    let world = shapes::world(Vec2::new(0.0, 0.0), 100.0);
+    let mut seed = 1;
+    for kind in Kind::ALL {
+        for config in CONFIGS {
+            for n in [71, 300] {
+                let boxes = shapes::boxes(kind, world, n, &mut Rng::new(seed));
+                for bulk in [false, true] {
+                    for drain in [Drain::Insertion, Drain::Reverse, Drain::Random] {
+                        seed += 1;
+                        fill_and_drain(world, config, &boxes, bulk, drain, seed);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn grids_of_every_size_drain_cleanly() {
+    // Every grid from 1 to 130 points with one item per leaf: the sizes
+    // where emptied runs and compactions line up differently.
+    let world = shapes::world(Vec2::new(0.0, 0.0), 100.0);
+    let config = CONFIGS[0];
+    for n in 1..=130 {
+        let boxes = shapes::boxes(Kind::GridPoints, world, n, &mut Rng::new(n as u64));
+        fill_and_drain(
+            world,
+            config,
+            &boxes,
+            n % 2 == 0,
+            Drain::Insertion,
+            n as u64,
+        );
+    }
+}
+
+#[test]
+fn extreme_worlds_and_edge_boxes() {
+    let mut seed = 1000;
+    for world in shapes::extreme_worlds() {
+        for kind in Kind::ALL {
+            for config in [CONFIGS[0], CONFIGS[3]] {
+                seed += 1;
+                let mut rng = Rng::new(seed);
+                let mut boxes = shapes::boxes(kind, world, 120, &mut rng);
+                boxes.extend(shapes::edge_boxes(20, &mut rng));
+                for b in &boxes {
+                    assert!(b.validate().is_ok(), "generator made {b:?} in {world:?}");
+                }
+                fill_and_drain(world, config, &boxes, seed % 2 == 0, Drain::Random, seed);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_large_pile_on_one_point_and_on_split_lines() {
+    let world = shapes::world(Vec2::new(0.0, 0.0), 100.0);
+    for (kind, n) in [(Kind::Pile, 5000), (Kind::SplitLines, 3000)] {
+        let boxes = shapes::boxes(kind, world, n, &mut Rng::new(7));
+        let mut h = Harness::new(world, CONFIGS[1]);
+        h.apply(&Op::InsertMany(boxes.clone())).unwrap();
+        h.check(&probe(&h, &mut Rng::new(1))).unwrap();
+        for i in 0..n / 2 {
+            h.apply(&Op::Remove(i * 7)).unwrap();
+        }
+        h.check(&probe(&h, &mut Rng::new(2))).unwrap();
+        for &b in &boxes[..n / 4] {
+            h.apply(&Op::Insert(b)).unwrap();
+        }
+        h.check(&probe(&h, &mut Rng::new(3))).unwrap();
+    }
+}
+
+/// Random operation mixes over structured boxes, with the caller's code
+/// panicking now and then.
+#[test]
+fn mixed_operations_over_structured_boxes() {
+    for seed in 0..24u64 {
+        let mut rng = Rng::new(seed);
+        let worlds = shapes::extreme_worlds();
+        let world = if seed % 3 == 0 {
+            worlds[rng.below(worlds.len() as u64) as usize]
+        } else {
+            shapes::world(Vec2::new(0.0, 0.0), 100.0)
+        };
+        let config = CONFIGS[seed as usize % CONFIGS.len()];
+        let mut h = Harness::new(world, config);
+        for step in 0..600 {
+            let op = support::ops::random_op(&mut rng, world, &h);
+            h.apply(&op)
+                .unwrap_or_else(|e| panic!("seed {seed} step {step} {op:?}: {e}"));
+            h.check_items()
+                .unwrap_or_else(|e| panic!("seed {seed} step {step} {op:?}: {e}"));
+            if step % 20 == 0 {
+                let p = probe(&h, &mut rng);
+                h.check(&p)
+                    .unwrap_or_else(|e| panic!("seed {seed} step {step} {p:?}: {e}"));
+            }
+        }
+    }
+}
