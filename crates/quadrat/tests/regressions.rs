@@ -270,3 +270,29 @@ fn panicking_closures_in_update_all_and_retain() {
     let v = Vec2::new(0.0, 0.0);
     assert!(tree.nearest(v, 1).len() == 1);
 }
+
+/// A closure that panics on one of rayon's threads inside `par_update_all`
+/// leaves every item where it was.
+#[cfg(feature = "parallel")]
+#[test]
+fn a_panicking_closure_in_par_update_all() {
+    let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    let boxes: Vec<Aabb> = (0..50_000)
+        .map(|i| Aabb::from_point([(i % 100) as f32, (i / 500) as f32]))
+        .collect();
+    let keys = tree.insert_many(boxes.iter().copied().zip(0..));
+    let caught = catch_unwind(AssertUnwindSafe(|| {
+        tree.par_update_all(|_, &v, b| {
+            assert!(v != 40_000, "the caller's closure fails");
+            b.translate([0.5, 0.5])
+        })
+    }));
+    assert!(caught.is_err());
+    tree.validate().unwrap();
+    for (k, b) in keys.iter().zip(&boxes) {
+        assert_eq!(tree.aabb(*k), Some(*b));
+    }
+    tree.par_update_all(|_, _, b| b.translate([0.5, 0.5]));
+    tree.validate().unwrap();
+    assert_eq!(tree.aabb(keys[7]), Some(boxes[7].translate([0.5, 0.5])));
+}

@@ -386,6 +386,20 @@ impl NodeStack {
 /// - Every query and the pair finder take `&self` and allocate nothing.
 /// - Depth is capped by [`Config::max_depth`], so any number of items on one
 ///   point stays correct and bounded.
+/// - **The whole finite `f32` range works**, from subnormal sizes to worlds
+///   spanning `-f32::MAX..=f32::MAX`. Box intersection is exact; distances
+///   (circle queries, [`nearest`](QuadTree::nearest), ray casts) are
+///   computed in `f64`, where nothing overflows or underflows, and reported
+///   rounded to `f32`; a distance beyond `f32::MAX` is reported as
+///   `f32::INFINITY`. Results are ranked by the reported distance, then key.
+/// - **Panics in your code leave the tree valid.** If the iterator given to
+///   [`insert_many`](QuadTree::insert_many) panics, nothing of it is
+///   inserted. If the closure of [`update_all`](QuadTree::update_all)
+///   panics, each item keeps its old box or has the new one, and the tree
+///   is consistent with whichever it has; in [`retain`](QuadTree::retain),
+///   the items already judged are removed or kept as judged. A value whose
+///   destructor panics during [`clear`](QuadTree::clear) leaves an empty
+///   tree (the values not yet dropped are leaked).
 ///
 /// # How it works
 /// Each item is stored once, in the deepest node along its centre's path

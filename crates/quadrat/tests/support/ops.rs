@@ -44,6 +44,11 @@ fn step(rng: &mut Rng, world: Aabb) -> f32 {
 pub fn random_op(rng: &mut Rng, world: Aabb, h: &Harness) -> Op {
     let live = h.model.live.len() as u64;
     let any = |rng: &mut Rng| rng.below(live.max(1)) as usize;
+    // Large trees drain more than they grow, so that brute force stays cheap
+    // and trees fill and empty again and again.
+    if live > 1500 && rng.chance(40) {
+        return Op::Remove(any(rng));
+    }
     match rng.below(100) {
         0..=29 => Op::Insert(random_box(rng, world, h)),
         30..=44 => Op::Remove(any(rng)),
