@@ -747,9 +747,9 @@ impl RayCast {
         let mut t0 = 0.0f64;
         let mut t1 = self.max;
         let bounds = [(b.min.x, b.max.x), (b.min.y, b.max.y)];
-        for axis in 0..2 {
+        for (axis, (lo, hi)) in bounds.into_iter().enumerate() {
             let o = self.origin[axis];
-            let (lo, hi) = (f64::from(bounds[axis].0), f64::from(bounds[axis].1));
+            let (lo, hi) = (f64::from(lo), f64::from(hi));
             if self.axis_zero[axis] {
                 if o < lo || o > hi {
                     return None;

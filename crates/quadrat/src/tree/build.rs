@@ -86,9 +86,8 @@ impl<T> QuadTree<T> {
                 armed: true,
             };
             for (b, v) in items {
-                if let Err(e) = b.validate() {
-                    return Err(e);
-                }
+                // An invalid box drops `batch`, which takes everything back.
+                b.validate()?;
                 let tree = &mut *batch.tree;
                 let (key, idx) = tree.slab.insert(v, 0, 0);
                 tree.entries.push(Entry {

@@ -244,7 +244,7 @@ impl Harness {
                 let new_box = |v: u32, b: Aabb| {
                     if *refuse && v % 11 == 3 {
                         Aabb::new([f32::NAN, 0.0], [0.0, 0.0])
-                    } else if v % 7 == 0 && !jumps.is_empty() {
+                    } else if v.is_multiple_of(7) && !jumps.is_empty() {
                         jumps[v as usize % jumps.len()]
                     } else {
                         b.translate([*dx, *dy])
@@ -264,7 +264,7 @@ impl Harness {
             }
             Op::ParUpdateAll { dx, dy, jumps } => {
                 let new_box = |v: u32, b: Aabb| {
-                    let b = if v % 7 == 0 && !jumps.is_empty() {
+                    let b = if v.is_multiple_of(7) && !jumps.is_empty() {
                         jumps[v as usize % jumps.len()]
                     } else {
                         b.translate([*dx, *dy])
@@ -319,9 +319,9 @@ impl Harness {
             }
             Op::Retain(m) => {
                 let m = (*m).max(2);
-                self.tree.retain(|_, _, v| *v % m != 0);
+                self.tree.retain(|_, _, v| !v.is_multiple_of(m));
                 let (keep, gone): (Vec<_>, Vec<_>) =
-                    self.model.live.drain(..).partition(|e| e.2 % m != 0);
+                    self.model.live.drain(..).partition(|e| !e.2.is_multiple_of(m));
                 self.model.live = keep;
                 self.model.dead.extend(gone.into_iter().map(|e| e.0));
             }
@@ -335,7 +335,7 @@ impl Harness {
                         if *v == at {
                             panic!("the caller's closure fails");
                         }
-                        *v % 3 != 0
+                        !v.is_multiple_of(3)
                     })
                 }));
                 let had = self.model.live.iter().any(|e| e.2 == at);
@@ -347,7 +347,7 @@ impl Harness {
                     if self.tree.contains_key(e.0) {
                         live.push(e);
                     } else {
-                        ensure(e.2 % 3 == 0, || format!("retain lost {:?}", e.0))?;
+                        ensure(e.2.is_multiple_of(3), || format!("retain lost {:?}", e.0))?;
                         self.model.dead.push(e.0);
                     }
                 }
