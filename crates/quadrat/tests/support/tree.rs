@@ -320,8 +320,11 @@ impl Harness {
             Op::Retain(m) => {
                 let m = (*m).max(2);
                 self.tree.retain(|_, _, v| !v.is_multiple_of(m));
-                let (keep, gone): (Vec<_>, Vec<_>) =
-                    self.model.live.drain(..).partition(|e| !e.2.is_multiple_of(m));
+                let (keep, gone): (Vec<_>, Vec<_>) = self
+                    .model
+                    .live
+                    .drain(..)
+                    .partition(|e| !e.2.is_multiple_of(m));
                 self.model.live = keep;
                 self.model.dead.extend(gone.into_iter().map(|e| e.0));
             }
