@@ -8,7 +8,12 @@ use quadrat::scenario::{Layout, Rng, Scenario};
 use quadrat::{
     Aabb, Body, CollisionWorld, Config, Contact, ContactPair, Error, Key, Ray, RayHit, Shape, Vec2,
 };
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
+
+#[path = "support/world.rs"]
+mod world_model;
+
+use world_model::{Harness, Model, Op, Probe, check_bodies, check_queries, check_step, next_f32};
 
 const WORLD: Aabb = Aabb {
     min: Vec2 { x: 0.0, y: 0.0 },
@@ -64,26 +69,6 @@ fn bits() -> impl Strategy<Value = u32> {
     ]
 }
 
-#[derive(Clone, Debug)]
-enum Op {
-    Add(Shape, Vec2, u32, u32),
-    /// A circle placed exactly touching body `i` (if it is round) along a
-    /// random direction, nudged by a few units in the last place.
-    AddTouching(usize, f32, f32, i32),
-    Remove(usize),
-    RemoveStale(usize),
-    Move(usize, Vec2),
-    Nudge(usize, f32, f32),
-    Reshape(usize, Shape),
-    SetLayer(usize, u32),
-    SetMask(usize, u32),
-    BadAdd(u8),
-    BadMove(usize, u8),
-    BadShape(usize),
-    Step,
-    Clear,
-}
-
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         10 => (shape(), pos(), bits(), bits()).prop_map(|(s, p, l, m)| Op::Add(s, p, l, m)),
@@ -102,17 +87,6 @@ fn op() -> impl Strategy<Value = Op> {
         6 => Just(Op::Step),
         1 => Just(Op::Clear),
     ]
-}
-
-#[derive(Clone, Debug)]
-struct Probe {
-    shape: Shape,
-    pos: Vec2,
-    point: Vec2,
-    mask: u32,
-    k: usize,
-    ray: Ray,
-    max_dist: f32,
 }
 
 fn probe() -> impl Strategy<Value = Probe> {
@@ -156,341 +130,22 @@ fn config() -> impl Strategy<Value = Config> {
 }
 
 // ---------------------------------------------------------------------------
-// The model
+// The model and the checks: tests/support/world.rs, shared with the fuzz
+// target.
 
-#[derive(Default)]
-struct Model {
-    live: Vec<(Key, Body, u32)>,
-    dead: Vec<Key>,
-    /// The contacts the model found at its last step.
-    contacts: Vec<ContactPair>,
-}
-
-fn brute_contacts(live: &[(Key, Body, u32)]) -> Vec<ContactPair> {
-    let mut sorted: Vec<&(Key, Body, u32)> = live.iter().collect();
-    sorted.sort_by_key(|e| e.0);
-    let mut out = Vec::new();
-    for (i, (ka, a, _)) in sorted.iter().enumerate() {
-        for (kb, b, _) in &sorted[i + 1..] {
-            let rule = (a.layer & b.mask) != 0 && (b.layer & a.mask) != 0;
-            if !rule {
-                continue;
-            }
-            if let Some(contact) = a.shape.contact(a.position, &b.shape, b.position) {
-                out.push(ContactPair {
-                    a: *ka,
-                    b: *kb,
-                    contact,
-                });
-            }
-        }
-    }
-    out
-}
-
-impl Model {
-    fn step(&mut self) -> (Vec<ContactPair>, Vec<ContactPair>, Vec<(Key, Key)>) {
-        let now = brute_contacts(&self.live);
-        let now_keys: HashSet<(Key, Key)> = now.iter().map(ContactPair::keys).collect();
-        let then_keys: HashSet<(Key, Key)> = self.contacts.iter().map(ContactPair::keys).collect();
-        let began = now
-            .iter()
-            .filter(|c| !then_keys.contains(&c.keys()))
-            .copied()
-            .collect();
-        let ended = self
-            .contacts
-            .iter()
-            .map(ContactPair::keys)
-            .filter(|k| !now_keys.contains(k))
-            .collect();
-        self.contacts = now.clone();
-        (now, began, ended)
-    }
-
-    fn on(&self, mask: u32) -> impl Iterator<Item = &(Key, Body, u32)> {
-        self.live.iter().filter(move |e| e.1.layer & mask != 0)
-    }
-}
-
-/// The next `f32` up or down from a finite `v`.
-fn next_f32(v: f32, up: bool) -> f32 {
-    if v == 0.0 {
-        let tiny = f32::from_bits(1);
-        return if up { tiny } else { -tiny };
-    }
-    let bits = v.to_bits();
-    f32::from_bits(if (v > 0.0) == up { bits + 1 } else { bits - 1 })
-}
-
-fn sorted_keys(mut v: Vec<Key>) -> Vec<Key> {
-    v.sort_unstable();
-    v
-}
-
-/// Every query against testing every body.
-fn check_queries(
-    world: &CollisionWorld<u32>,
-    model: &Model,
-    p: &Probe,
-) -> Result<(), TestCaseError> {
-    // Overlap: keys and contacts.
-    let expect: Vec<(Key, Contact)> = {
-        let mut v: Vec<(Key, Contact)> = model
-            .on(p.mask)
-            .filter_map(|(k, b, _)| {
-                p.shape
-                    .contact(p.pos, &b.shape, b.position)
-                    .map(|c| (*k, c))
-            })
-            .collect();
-        v.sort_by_key(|e| e.0);
-        v
-    };
-    prop_assert_eq!(
-        world.overlap_contacts(&p.shape, p.pos, p.mask),
-        expect.clone()
-    );
-    let keys: Vec<Key> = expect.iter().map(|e| e.0).collect();
-    prop_assert_eq!(world.overlap(&p.shape, p.pos, p.mask), keys);
-
-    // Pick.
-    let expect = sorted_keys(
-        model
-            .on(p.mask)
-            .filter(|(_, b, _)| b.shape.contains_point(b.position, p.point))
-            .map(|e| e.0)
-            .collect(),
-    );
-    prop_assert_eq!(world.pick(p.point, p.mask), expect);
-
-    // Nearest: all bodies by (exact distance, key), the first k.
-    let mut by_dist: Vec<(Key, f32)> = model
-        .on(p.mask)
-        .map(|(k, b, _)| (*k, b.shape.distance_to_point(b.position, p.point)))
-        .collect();
-    by_dist.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
-    by_dist.truncate(p.k);
-    prop_assert_eq!(world.nearest(p.point, p.k, p.mask), by_dist);
-
-    // Ray casts: every body hit, by (distance, key); the first of them.
-    let mut hits: Vec<(Key, RayHit)> = model
-        .on(p.mask)
-        .filter_map(|(k, b, _)| {
-            b.shape
-                .raycast(b.position, p.ray, p.max_dist)
-                .map(|h| (*k, h))
-        })
-        .collect();
-    hits.sort_by(|a, b| a.1.dist.total_cmp(&b.1.dist).then(a.0.cmp(&b.0)));
-    prop_assert_eq!(
-        world.raycast(p.ray, p.max_dist, p.mask),
-        hits.first().copied()
-    );
-    prop_assert_eq!(world.raycast_all(p.ray, p.max_dist, p.mask), hits);
-    Ok(())
-}
-
-/// Accessors, iteration and stale keys.
-fn check_bodies(world: &CollisionWorld<u32>, model: &Model) -> Result<(), TestCaseError> {
-    prop_assert_eq!(world.len(), model.live.len());
-    prop_assert_eq!(world.is_empty(), model.live.is_empty());
-    for &(k, b, v) in &model.live {
-        prop_assert_eq!(world.body(k), Some(b));
-        prop_assert_eq!(world.get(k), Some(&v));
-        prop_assert_eq!(world.aabb(k), Some(b.aabb()));
-        // The broad-phase box holds the shape's box.
-        prop_assert!(world.tree().aabb(k).unwrap().contains(&b.aabb()));
-    }
-    for &k in &model.dead {
-        prop_assert!(!world.contains_key(k));
-        prop_assert_eq!(world.body(k), None);
-        prop_assert_eq!(world.get(k), None);
-    }
-    let mut iterated: Vec<(Key, Body, u32)> = world.iter().map(|(k, b, v)| (k, b, *v)).collect();
-    let mut expect = model.live.clone();
-    expect.sort_by_key(|e| e.0);
-    prop_assert!(
-        iterated.windows(2).all(|w| w[0].0 < w[1].0),
-        "iter not in key order"
-    );
-    iterated.sort_by_key(|e| e.0);
-    prop_assert_eq!(iterated, expect);
-    Ok(())
-}
-
-fn pick_live(model: &Model, i: usize) -> Option<usize> {
-    (!model.live.is_empty()).then(|| i % model.live.len())
-}
-
-fn bad_pos(b: u8) -> (Vec2, &'static str) {
-    match b % 4 {
-        0 => (Vec2::new(f32::NAN, 1.0), "position.x is NaN"),
-        1 => (Vec2::new(1.0, f32::NAN), "position.y is NaN"),
-        2 => (Vec2::new(f32::INFINITY, 1.0), "position.x is infinite"),
-        _ => (Vec2::new(1.0, f32::NEG_INFINITY), "position.y is infinite"),
-    }
+fn fail(e: String) -> TestCaseError {
+    TestCaseError::fail(e)
 }
 
 fn run(config: Config, ops: Vec<(Op, Probe)>) -> Result<(), TestCaseError> {
-    let mut world = CollisionWorld::with_config(WORLD, config);
-    let mut model = Model::default();
-    let mut next = 0u32;
+    let mut h = Harness::new(WORLD, config);
     for (op, probe) in ops {
-        match op {
-            Op::Add(shape, pos, layer, mask) => {
-                let k = world.add(shape, pos, layer, mask, next);
-                let body = Body {
-                    shape,
-                    position: pos,
-                    layer,
-                    mask,
-                };
-                model.live.push((k, body, next));
-                next += 1;
-            }
-            Op::AddTouching(i, angle, r, ulps) => {
-                let Some(i) = pick_live(&model, i) else {
-                    continue;
-                };
-                let Shape::Circle { radius } = model.live[i].1.shape else {
-                    continue;
-                };
-                let c = model.live[i].1.position;
-                let d = radius + r;
-                let mut p = c + Vec2::new(angle.cos(), angle.sin()) * d;
-                for _ in 0..ulps.unsigned_abs() {
-                    let step = |v: f32| next_f32(v, ulps > 0);
-                    p = Vec2::new(step(p.x), p.y);
-                }
-                let shape = Shape::Circle { radius: r };
-                let k = world.add(shape, p, 1, u32::MAX, next);
-                let body = Body {
-                    shape,
-                    position: p,
-                    layer: 1,
-                    mask: u32::MAX,
-                };
-                model.live.push((k, body, next));
-                next += 1;
-            }
-            Op::Remove(i) => {
-                let Some(i) = pick_live(&model, i) else {
-                    continue;
-                };
-                let (k, _, v) = model.live.swap_remove(i);
-                prop_assert_eq!(world.remove(k), Some(v));
-                model.dead.push(k);
-            }
-            Op::RemoveStale(i) => {
-                if model.dead.is_empty() {
-                    continue;
-                }
-                let k = model.dead[i % model.dead.len()];
-                prop_assert_eq!(world.remove(k), None);
-                prop_assert!(!world.set_position(k, [1.0, 1.0]));
-                prop_assert!(!world.set_shape(k, Shape::Point));
-                prop_assert!(!world.set_layer(k, 1));
-                prop_assert!(!world.set_mask(k, 1));
-                prop_assert_eq!(world.try_set_position(k, [1.0, 1.0]), Err(Error::StaleKey));
-                prop_assert_eq!(world.try_set_shape(k, Shape::Point), Err(Error::StaleKey));
-            }
-            Op::Move(i, p) => {
-                let Some(i) = pick_live(&model, i) else {
-                    continue;
-                };
-                prop_assert!(world.set_position(model.live[i].0, p));
-                model.live[i].1.position = p;
-            }
-            Op::Nudge(i, dx, dy) => {
-                let Some(i) = pick_live(&model, i) else {
-                    continue;
-                };
-                let p = model.live[i].1.position + Vec2::new(dx, dy);
-                prop_assert!(world.set_position(model.live[i].0, p));
-                model.live[i].1.position = p;
-            }
-            Op::Reshape(i, s) => {
-                let Some(i) = pick_live(&model, i) else {
-                    continue;
-                };
-                prop_assert!(world.set_shape(model.live[i].0, s));
-                model.live[i].1.shape = s;
-            }
-            Op::SetLayer(i, l) => {
-                let Some(i) = pick_live(&model, i) else {
-                    continue;
-                };
-                prop_assert!(world.set_layer(model.live[i].0, l));
-                model.live[i].1.layer = l;
-            }
-            Op::SetMask(i, m) => {
-                let Some(i) = pick_live(&model, i) else {
-                    continue;
-                };
-                prop_assert!(world.set_mask(model.live[i].0, m));
-                model.live[i].1.mask = m;
-            }
-            Op::BadAdd(b) => {
-                let (p, msg) = bad_pos(b);
-                let err = world.try_add(Shape::Point, p, 1, 1, 0).unwrap_err();
-                prop_assert_eq!(err.to_string(), msg);
-                let bad = Shape::Circle {
-                    radius: -1.0 - f32::from(b),
-                };
-                let err = world.try_add(bad, [1.0, 1.0], 1, 1, 0).unwrap_err();
-                let negative = matches!(
-                    err,
-                    Error::Negative {
-                        field: "radius",
-                        ..
-                    }
-                );
-                prop_assert!(negative, "{:?}", err);
-            }
-            Op::BadMove(i, b) => {
-                let Some(i) = pick_live(&model, i) else {
-                    continue;
-                };
-                let (p, msg) = bad_pos(b);
-                let err = world.try_set_position(model.live[i].0, p).unwrap_err();
-                prop_assert_eq!(err.to_string(), msg);
-            }
-            Op::BadShape(i) => {
-                let Some(i) = pick_live(&model, i) else {
-                    continue;
-                };
-                let bad = Shape::Aabb {
-                    half_extents: Vec2::new(1.0, f32::NAN),
-                };
-                let err = world.try_set_shape(model.live[i].0, bad).unwrap_err();
-                prop_assert_eq!(err.to_string(), "half_extents.y is NaN");
-            }
-            Op::Step => {
-                let (contacts, began, ended) = model.step();
-                let events = world.step();
-                prop_assert_eq!(events.contacts, &contacts[..]);
-                prop_assert_eq!(events.began, &began[..]);
-                prop_assert_eq!(events.ended, &ended[..]);
-                let events = world.events(); // the same, readable until the next step
-                prop_assert_eq!(events.contacts, &contacts[..]);
-                prop_assert_eq!(events.ended, &ended[..]);
-            }
-            Op::Clear => {
-                world.clear();
-                model.dead.extend(model.live.drain(..).map(|e| e.0));
-            }
-        }
-        check_bodies(&world, &model)?;
-        check_queries(&world, &model, &probe)?;
+        h.apply(&op).map_err(fail)?;
+        check_bodies(&h.world, &h.model).map_err(fail)?;
+        check_queries(&h.world, &h.model, &probe).map_err(fail)?;
     }
     // A final step always agrees too.
-    let (contacts, began, ended) = model.step();
-    let events = world.step();
-    prop_assert_eq!(events.contacts, &contacts[..]);
-    prop_assert_eq!(events.began, &began[..]);
-    prop_assert_eq!(events.ended, &ended[..]);
-    Ok(())
+    check_step(&mut h.world, &mut h.model).map_err(fail)
 }
 
 proptest! {
@@ -520,9 +175,9 @@ proptest! {
         for mut probe in probes {
             // Probes at the same spots, and rays along the grid lines.
             probe.point = Vec2::new(40.0 + (probe.k % 4) as f32 * 5.0, probe.point.y.clamp(30.0, 70.0));
-            check_queries(&world, &model, &probe)?;
+            check_queries(&world, &model, &probe).map_err(fail)?;
             probe.ray = Ray::new([0.0, 40.0 + (probe.k % 4) as f32 * 5.0], [1.0, 0.0]);
-            check_queries(&world, &model, &probe)?;
+            check_queries(&world, &model, &probe).map_err(fail)?;
         }
     }
 }

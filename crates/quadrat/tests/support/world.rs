@@ -1,0 +1,587 @@
+//! The collision world against a brute-force model: a `Vec` of live bodies
+//! whose contacts come from running every pair through `Shape::contact`
+//! with the layer rule, and whose queries test every body. [`Harness::apply`]
+//! runs one [`Op`] on both and checks what the world returned;
+//! [`check_bodies`], [`check_queries`] and [`check_step`] compare the rest.
+//! Shared by the world tests (`tests/world.rs`) and the `world_ops` fuzz
+//! target, which include this file by path.
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::collections::HashSet;
+
+use quadrat::{
+    Aabb, Body, CollisionWorld, Config, Contact, ContactPair, Error, Key, Ray, RayHit, Shape, Vec2,
+};
+
+macro_rules! ensure {
+    ($ok:expr, $($what:tt)+) => {{
+        if !$ok {
+            return Err(format!($($what)+));
+        }
+    }};
+}
+
+macro_rules! ensure_eq {
+    ($a:expr, $b:expr, $($what:tt)+) => {{
+        let (a, b) = (&$a, &$b);
+        if a != b {
+            return Err(format!("{}: {:?} != {:?}", format!($($what)+), a, b));
+        }
+    }};
+}
+
+/// One call on the world. Indices pick a live (or dead) body modulo the
+/// count; an index with no body to pick does nothing.
+#[derive(Clone, Debug)]
+pub enum Op {
+    Add(Shape, Vec2, u32, u32),
+    /// A circle placed exactly touching body `i` (if it is round) along
+    /// direction `angle` with radius `r`, moved by `ulps` units in the last
+    /// place along `x`.
+    AddTouching(usize, f32, f32, i32),
+    Remove(usize),
+    /// Every call on a removed key: refused, and nothing changes.
+    RemoveStale(usize),
+    Move(usize, Vec2),
+    Nudge(usize, f32, f32),
+    Reshape(usize, Shape),
+    SetLayer(usize, u32),
+    SetMask(usize, u32),
+    /// A non-finite position (which one by `b % 4`), then a negative radius.
+    BadAdd(u8),
+    BadMove(usize, u8),
+    BadShape(usize),
+    /// `try_add` with any shape and position, valid or not: accepted, or
+    /// refused with the error [`expected`] names and nothing changed.
+    TryAdd(Shape, Vec2, u32, u32),
+    /// `try_set_position` with any position.
+    TryMove(usize, Vec2),
+    /// `try_set_shape` with any shape.
+    TryReshape(usize, Shape),
+    Step,
+    Clear,
+}
+
+/// What to ask after an operation.
+#[derive(Clone, Debug)]
+pub struct Probe {
+    pub shape: Shape,
+    pub pos: Vec2,
+    pub point: Vec2,
+    pub mask: u32,
+    pub k: usize,
+    pub ray: Ray,
+    pub max_dist: f32,
+}
+
+/// The live bodies in insertion order, the keys removed, and the contacts
+/// of the model's last step.
+#[derive(Clone, Debug, Default)]
+pub struct Model {
+    pub live: Vec<(Key, Body, u32)>,
+    pub dead: Vec<Key>,
+    /// The contacts the model found at its last step.
+    pub contacts: Vec<ContactPair>,
+}
+
+/// Every pair of bodies that passes the layer rule, through `Shape::contact`,
+/// sorted by key pair.
+pub fn brute_contacts(live: &[(Key, Body, u32)]) -> Vec<ContactPair> {
+    let mut sorted: Vec<&(Key, Body, u32)> = live.iter().collect();
+    sorted.sort_by_key(|e| e.0);
+    let mut out = Vec::new();
+    for (i, (ka, a, _)) in sorted.iter().enumerate() {
+        for (kb, b, _) in &sorted[i + 1..] {
+            let rule = (a.layer & b.mask) != 0 && (b.layer & a.mask) != 0;
+            if !rule {
+                continue;
+            }
+            if let Some(contact) = a.shape.contact(a.position, &b.shape, b.position) {
+                out.push(ContactPair {
+                    a: *ka,
+                    b: *kb,
+                    contact,
+                });
+            }
+        }
+    }
+    out
+}
+
+impl Model {
+    /// The contacts now, the ones that began and the pairs that ended since
+    /// the last step, in the order the world reports them.
+    pub fn step(&mut self) -> (Vec<ContactPair>, Vec<ContactPair>, Vec<(Key, Key)>) {
+        let now = brute_contacts(&self.live);
+        let now_keys: HashSet<(Key, Key)> = now.iter().map(ContactPair::keys).collect();
+        let then_keys: HashSet<(Key, Key)> = self.contacts.iter().map(ContactPair::keys).collect();
+        let began = now
+            .iter()
+            .filter(|c| !then_keys.contains(&c.keys()))
+            .copied()
+            .collect();
+        let ended = self
+            .contacts
+            .iter()
+            .map(ContactPair::keys)
+            .filter(|k| !now_keys.contains(k))
+            .collect();
+        self.contacts = now.clone();
+        (now, began, ended)
+    }
+
+    /// The live bodies on a layer of `mask`.
+    pub fn on(&self, mask: u32) -> impl Iterator<Item = &(Key, Body, u32)> {
+        self.live.iter().filter(move |e| e.1.layer & mask != 0)
+    }
+
+    /// A live body's index, `i` modulo the count.
+    pub fn pick(&self, i: usize) -> Option<usize> {
+        (!self.live.is_empty()).then(|| i % self.live.len())
+    }
+}
+
+/// The next `f32` up or down from a finite `v`.
+pub fn next_f32(v: f32, up: bool) -> f32 {
+    if v == 0.0 {
+        let tiny = f32::from_bits(1);
+        return if up { tiny } else { -tiny };
+    }
+    let bits = v.to_bits();
+    f32::from_bits(if (v > 0.0) == up { bits + 1 } else { bits - 1 })
+}
+
+pub fn sorted_keys(mut v: Vec<Key>) -> Vec<Key> {
+    v.sort_unstable();
+    v
+}
+
+/// A non-finite position, and the message refusing it.
+pub fn bad_pos(b: u8) -> (Vec2, &'static str) {
+    match b % 4 {
+        0 => (Vec2::new(f32::NAN, 1.0), "position.x is NaN"),
+        1 => (Vec2::new(1.0, f32::NAN), "position.y is NaN"),
+        2 => (Vec2::new(f32::INFINITY, 1.0), "position.x is infinite"),
+        _ => (Vec2::new(1.0, f32::NEG_INFINITY), "position.y is infinite"),
+    }
+}
+
+/// How the world must answer a body (shape at a position) given to
+/// `try_add`, `try_set_position` or `try_set_shape` with a live key.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expect {
+    Accept,
+    /// Refused with exactly this error (compared by its message).
+    Refuse(Error),
+    /// Refused because its box is not finite.
+    RefuseHuge,
+    /// So close to `±f32::MAX` that the world's slightly grown box may or may
+    /// not overflow: accepted, or refused as [`Expect::RefuseHuge`].
+    Either,
+}
+
+/// Largest coordinate magnitude of a box the world must accept: a little
+/// below `f32::MAX`, leaving room for the broad phase's relative margin.
+pub const SAFE: f32 = f32::MAX * (1.0 - 1.0 / 65536.0);
+
+/// The documented answer: the position is checked first (`position.x`, then
+/// `position.y`), then the shape ([`Shape::validate`]), then whether the
+/// body's box is finite.
+pub fn expected(shape: &Shape, pos: Vec2) -> Expect {
+    for (field, value) in [("position.x", pos.x), ("position.y", pos.y)] {
+        if !value.is_finite() {
+            return Expect::Refuse(Error::NonFinite { field, value });
+        }
+    }
+    if let Err(e) = shape.validate() {
+        return Expect::Refuse(e);
+    }
+    let b = shape.aabb(pos);
+    if b.validate().is_err() {
+        return Expect::RefuseHuge;
+    }
+    let m = [b.min.x, b.min.y, b.max.x, b.max.y]
+        .iter()
+        .fold(0.0f32, |m, v| m.max(v.abs()));
+    if m <= SAFE {
+        Expect::Accept
+    } else {
+        Expect::Either
+    }
+}
+
+/// Whether the world's answer `got` for a body agrees with `expect`; `Ok(true)`
+/// when it was accepted.
+fn judge(expect: &Expect, got: &Result<(), Error>, what: &str) -> Result<bool, String> {
+    match (expect, got) {
+        (Expect::Accept | Expect::Either, Ok(())) => Ok(true),
+        (Expect::Refuse(e), Err(g)) => {
+            ensure_eq!(g.to_string(), e.to_string(), "{what}: refused");
+            Ok(false)
+        }
+        (Expect::RefuseHuge | Expect::Either, Err(Error::NonFinite { .. })) => Ok(false),
+        _ => Err(format!("{what}: expected {expect:?}, got {got:?}")),
+    }
+}
+
+/// A world and its model, side by side.
+pub struct Harness {
+    pub world: CollisionWorld<u32>,
+    pub model: Model,
+    next: u32,
+}
+
+impl Harness {
+    pub fn new(bounds: Aabb, config: Config) -> Harness {
+        Harness {
+            world: CollisionWorld::with_config(bounds, config),
+            model: Model::default(),
+            next: 0,
+        }
+    }
+
+    fn added(&mut self, k: Key, shape: Shape, position: Vec2, layer: u32, mask: u32) {
+        let body = Body {
+            shape,
+            position,
+            layer,
+            mask,
+        };
+        self.model.live.push((k, body, self.next));
+        self.next += 1;
+    }
+
+    /// Runs one operation on the world and the model, checking what the
+    /// world returned. The full comparison is [`check_bodies`],
+    /// [`check_queries`] and [`check_step`].
+    pub fn apply(&mut self, op: &Op) -> Result<(), String> {
+        let (world, model) = (&mut self.world, &mut self.model);
+        match *op {
+            Op::Add(shape, pos, layer, mask) => {
+                let k = world.add(shape, pos, layer, mask, self.next);
+                self.added(k, shape, pos, layer, mask);
+            }
+            Op::AddTouching(i, angle, r, ulps) => {
+                let Some(i) = model.pick(i) else {
+                    return Ok(());
+                };
+                let Shape::Circle { radius } = model.live[i].1.shape else {
+                    return Ok(());
+                };
+                let c = model.live[i].1.position;
+                let d = radius + r;
+                let mut p = c + Vec2::new(angle.cos(), angle.sin()) * d;
+                for _ in 0..ulps.unsigned_abs() {
+                    p = Vec2::new(next_f32(p.x, ulps > 0), p.y);
+                }
+                let shape = Shape::Circle { radius: r };
+                let k = world.add(shape, p, 1, u32::MAX, self.next);
+                self.added(k, shape, p, 1, u32::MAX);
+            }
+            Op::Remove(i) => {
+                let Some(i) = model.pick(i) else {
+                    return Ok(());
+                };
+                let (k, _, v) = model.live.swap_remove(i);
+                ensure_eq!(world.remove(k), Some(v), "remove {k:?}");
+                model.dead.push(k);
+            }
+            Op::RemoveStale(i) => {
+                if model.dead.is_empty() {
+                    return Ok(());
+                }
+                let k = model.dead[i % model.dead.len()];
+                ensure_eq!(world.remove(k), None, "remove of stale {k:?}");
+                ensure!(
+                    !world.set_position(k, [1.0, 1.0]),
+                    "set_position of stale {k:?}"
+                );
+                ensure!(
+                    !world.set_shape(k, Shape::Point),
+                    "set_shape of stale {k:?}"
+                );
+                ensure!(!world.set_layer(k, 1), "set_layer of stale {k:?}");
+                ensure!(!world.set_mask(k, 1), "set_mask of stale {k:?}");
+                ensure_eq!(
+                    world.try_set_position(k, [1.0, 1.0]),
+                    Err(Error::StaleKey),
+                    "try_set_position of stale {k:?}"
+                );
+                ensure_eq!(
+                    world.try_set_shape(k, Shape::Point),
+                    Err(Error::StaleKey),
+                    "try_set_shape of stale {k:?}"
+                );
+            }
+            Op::Move(i, p) => {
+                let Some(i) = model.pick(i) else {
+                    return Ok(());
+                };
+                ensure!(world.set_position(model.live[i].0, p), "set_position");
+                model.live[i].1.position = p;
+            }
+            Op::Nudge(i, dx, dy) => {
+                let Some(i) = model.pick(i) else {
+                    return Ok(());
+                };
+                let p = model.live[i].1.position + Vec2::new(dx, dy);
+                ensure!(world.set_position(model.live[i].0, p), "nudge");
+                model.live[i].1.position = p;
+            }
+            Op::Reshape(i, s) => {
+                let Some(i) = model.pick(i) else {
+                    return Ok(());
+                };
+                ensure!(world.set_shape(model.live[i].0, s), "set_shape");
+                model.live[i].1.shape = s;
+            }
+            Op::SetLayer(i, l) => {
+                let Some(i) = model.pick(i) else {
+                    return Ok(());
+                };
+                ensure!(world.set_layer(model.live[i].0, l), "set_layer");
+                model.live[i].1.layer = l;
+            }
+            Op::SetMask(i, m) => {
+                let Some(i) = model.pick(i) else {
+                    return Ok(());
+                };
+                ensure!(world.set_mask(model.live[i].0, m), "set_mask");
+                model.live[i].1.mask = m;
+            }
+            Op::BadAdd(b) => {
+                let (p, msg) = bad_pos(b);
+                let err = world.try_add(Shape::Point, p, 1, 1, 0).unwrap_err();
+                ensure_eq!(err.to_string(), msg, "try_add at {p:?}");
+                let bad = Shape::Circle {
+                    radius: -1.0 - f32::from(b),
+                };
+                match world.try_add(bad, [1.0, 1.0], 1, 1, 0) {
+                    Err(Error::Negative {
+                        field: "radius", ..
+                    }) => {}
+                    other => return Err(format!("try_add of {bad:?}: {other:?}")),
+                }
+            }
+            Op::BadMove(i, b) => {
+                let Some(i) = model.pick(i) else {
+                    return Ok(());
+                };
+                let (p, msg) = bad_pos(b);
+                let got = world.try_set_position(model.live[i].0, p);
+                ensure_eq!(
+                    got.map_err(|e| e.to_string()),
+                    Err(msg.to_string()),
+                    "try_set_position to {p:?}"
+                );
+            }
+            Op::BadShape(i) => {
+                let Some(i) = model.pick(i) else {
+                    return Ok(());
+                };
+                let bad = Shape::Aabb {
+                    half_extents: Vec2::new(1.0, f32::NAN),
+                };
+                let got = world.try_set_shape(model.live[i].0, bad);
+                ensure_eq!(
+                    got.map_err(|e| e.to_string()),
+                    Err("half_extents.y is NaN".to_string()),
+                    "try_set_shape to {bad:?}"
+                );
+            }
+            Op::TryAdd(shape, pos, layer, mask) => {
+                let expect = expected(&shape, pos);
+                let len = world.len();
+                let got = world.try_add(shape, pos, layer, mask, self.next);
+                let what = format!("try_add({shape:?}, {pos:?})");
+                match got {
+                    Ok(k) => {
+                        judge(&expect, &Ok(()), &what)?;
+                        self.added(k, shape, pos, layer, mask);
+                    }
+                    Err(e) => {
+                        judge(&expect, &Err(e), &what)?;
+                        ensure_eq!(world.len(), len, "{what}: len after a refusal");
+                    }
+                }
+            }
+            Op::TryMove(i, p) => {
+                let Some(i) = model.pick(i) else {
+                    return Ok(());
+                };
+                let body = &mut model.live[i];
+                let expect = expected(&body.1.shape, p);
+                let got = world.try_set_position(body.0, p);
+                let what = format!("try_set_position({:?}, {p:?})", body.1.shape);
+                if judge(&expect, &got, &what)? {
+                    body.1.position = p;
+                }
+            }
+            Op::TryReshape(i, s) => {
+                let Some(i) = model.pick(i) else {
+                    return Ok(());
+                };
+                let body = &mut model.live[i];
+                let expect = expected(&s, body.1.position);
+                let got = world.try_set_shape(body.0, s);
+                let what = format!("try_set_shape({s:?}) at {:?}", body.1.position);
+                if judge(&expect, &got, &what)? {
+                    body.1.shape = s;
+                }
+            }
+            Op::Step => check_step(world, model)?,
+            Op::Clear => {
+                world.clear();
+                model.dead.extend(model.live.drain(..).map(|e| e.0));
+            }
+        }
+        if self.model.dead.len() > 4096 {
+            self.model.dead.drain(..2048);
+        }
+        Ok(())
+    }
+}
+
+/// One step of the world and of the model: the contacts, the pairs that
+/// began and ended, in the same order; and `events()` repeating them.
+pub fn check_step(world: &mut CollisionWorld<u32>, model: &mut Model) -> Result<(), String> {
+    let (contacts, began, ended) = model.step();
+    let events = world.step();
+    ensure_eq!(events.contacts, &contacts[..], "step: contacts");
+    ensure_eq!(events.began, &began[..], "step: began");
+    ensure_eq!(events.ended, &ended[..], "step: ended");
+    let events = world.events(); // the same, readable until the next step
+    ensure_eq!(events.contacts, &contacts[..], "events: contacts");
+    ensure_eq!(events.began, &began[..], "events: began");
+    ensure_eq!(events.ended, &ended[..], "events: ended");
+    Ok(())
+}
+
+/// Every query against testing every body.
+pub fn check_queries(world: &CollisionWorld<u32>, model: &Model, p: &Probe) -> Result<(), String> {
+    // Overlap: keys and contacts.
+    let expect: Vec<(Key, Contact)> = {
+        let mut v: Vec<(Key, Contact)> = model
+            .on(p.mask)
+            .filter_map(|(k, b, _)| {
+                p.shape
+                    .contact(p.pos, &b.shape, b.position)
+                    .map(|c| (*k, c))
+            })
+            .collect();
+        v.sort_by_key(|e| e.0);
+        v
+    };
+    ensure_eq!(
+        world.overlap_contacts(&p.shape, p.pos, p.mask),
+        expect,
+        "overlap_contacts({:?}, {:?}, {:#x})",
+        p.shape,
+        p.pos,
+        p.mask
+    );
+    let keys: Vec<Key> = expect.iter().map(|e| e.0).collect();
+    ensure_eq!(
+        world.overlap(&p.shape, p.pos, p.mask),
+        keys,
+        "overlap({:?}, {:?}, {:#x})",
+        p.shape,
+        p.pos,
+        p.mask
+    );
+
+    // Pick.
+    let expect = sorted_keys(
+        model
+            .on(p.mask)
+            .filter(|(_, b, _)| b.shape.contains_point(b.position, p.point))
+            .map(|e| e.0)
+            .collect(),
+    );
+    ensure_eq!(
+        world.pick(p.point, p.mask),
+        expect,
+        "pick({:?}, {:#x})",
+        p.point,
+        p.mask
+    );
+
+    // Nearest: all bodies by (exact distance, key), the first k; none for
+    // a non-finite point.
+    let mut by_dist: Vec<(Key, f32)> = model
+        .on(p.mask)
+        .map(|(k, b, _)| (*k, b.shape.distance_to_point(b.position, p.point)))
+        .collect();
+    by_dist.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+    by_dist.truncate(if p.point.is_finite() { p.k } else { 0 });
+    ensure_eq!(
+        world.nearest(p.point, p.k, p.mask),
+        by_dist,
+        "nearest({:?}, {}, {:#x})",
+        p.point,
+        p.k,
+        p.mask
+    );
+
+    // Ray casts: every body hit, by (distance, key); the first of them.
+    let mut hits: Vec<(Key, RayHit)> = model
+        .on(p.mask)
+        .filter_map(|(k, b, _)| {
+            b.shape
+                .raycast(b.position, p.ray, p.max_dist)
+                .map(|h| (*k, h))
+        })
+        .collect();
+    hits.sort_by(|a, b| a.1.dist.total_cmp(&b.1.dist).then(a.0.cmp(&b.0)));
+    ensure_eq!(
+        world.raycast(p.ray, p.max_dist, p.mask),
+        hits.first().copied(),
+        "raycast({:?}, {}, {:#x})",
+        p.ray,
+        p.max_dist,
+        p.mask
+    );
+    ensure_eq!(
+        world.raycast_all(p.ray, p.max_dist, p.mask),
+        hits,
+        "raycast_all({:?}, {}, {:#x})",
+        p.ray,
+        p.max_dist,
+        p.mask
+    );
+    Ok(())
+}
+
+/// Accessors, iteration and stale keys.
+pub fn check_bodies(world: &CollisionWorld<u32>, model: &Model) -> Result<(), String> {
+    ensure_eq!(world.len(), model.live.len(), "len");
+    ensure_eq!(world.is_empty(), model.live.is_empty(), "is_empty");
+    for &(k, b, v) in &model.live {
+        ensure_eq!(world.body(k), Some(b), "body {k:?}");
+        ensure_eq!(world.get(k), Some(&v), "value of {k:?}");
+        ensure_eq!(world.aabb(k), Some(b.aabb()), "aabb of {k:?}");
+        // The broad-phase box holds the shape's box.
+        let broad = world.tree().aabb(k);
+        ensure!(
+            broad.is_some_and(|t| t.contains(&b.aabb())),
+            "broad-phase box {broad:?} of {k:?} does not hold {:?}",
+            b.aabb()
+        );
+    }
+    for &k in &model.dead {
+        ensure!(!world.contains_key(k), "stale {k:?} still answers");
+        ensure_eq!(world.body(k), None, "body of stale {k:?}");
+        ensure_eq!(world.get(k), None, "value of stale {k:?}");
+    }
+    let mut iterated: Vec<(Key, Body, u32)> = world.iter().map(|(k, b, v)| (k, b, *v)).collect();
+    let mut expect = model.live.clone();
+    expect.sort_by_key(|e| e.0);
+    ensure!(
+        iterated.windows(2).all(|w| w[0].0 < w[1].0),
+        "iter not in key order"
+    );
+    iterated.sort_by_key(|e| e.0);
+    ensure_eq!(iterated, expect, "iter");
+    Ok(())
+}
