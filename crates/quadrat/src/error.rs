@@ -42,6 +42,14 @@ pub enum Error {
         /// The offending value.
         value: f32,
     },
+    /// A coordinate or size lies beyond the range the collision world
+    /// answers exactly: its magnitude exceeds [`WORLD_LIMIT`](crate::WORLD_LIMIT).
+    OutOfRange {
+        /// Which field, such as `"position.x"` or `"radius"`.
+        field: &'static str,
+        /// The offending value.
+        value: f32,
+    },
     /// A ray's direction is the zero vector.
     ZeroDirection,
     /// The key does not name a live item: it was removed, or it belongs to
@@ -67,6 +75,11 @@ impl fmt::Display for Error {
                 write!(f, "min.{axis} ({min}) is greater than max.{axis} ({max})")
             }
             Error::Negative { field, value } => write!(f, "{field} ({value}) is negative"),
+            Error::OutOfRange { field, value } => write!(
+                f,
+                "{field} ({value:e}) is beyond the collision world's range of ±{:e}",
+                crate::WORLD_LIMIT
+            ),
             Error::ZeroDirection => f.write_str("ray direction is zero"),
             Error::StaleKey => {
                 f.write_str("key does not name a live item (removed, or from another tree)")

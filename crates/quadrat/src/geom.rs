@@ -767,6 +767,8 @@ impl RayCast {
                 }
             }
         }
-        Some(t0)
+        // `+ 0.0` turns a -0.0 (a slab side through the origin, met going
+        // backwards) into 0.0: distances order by `total_cmp`.
+        Some(t0 + 0.0)
     }
 }

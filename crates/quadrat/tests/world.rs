@@ -352,11 +352,24 @@ fn bad_input_is_refused_and_changes_nothing() {
             .to_string(),
         "position.y is NaN"
     );
-    // So large that its box is not finite.
+    // Beyond the world's range: refused, naming the field.
     let huge = world
         .try_add(ball(f32::MAX), [f32::MAX, 0.0], 1, 1, 9)
         .unwrap_err();
-    assert!(matches!(huge, Error::NonFinite { .. }), "{huge:?}");
+    assert_eq!(
+        huge,
+        Error::OutOfRange {
+            field: "position.x",
+            value: f32::MAX
+        }
+    );
+    let huge = world.try_add(ball(2e18), [0.0, 0.0], 1, 1, 9).unwrap_err();
+    assert_eq!(
+        huge.to_string(),
+        "radius (2e18) is beyond the collision world's range of ±1e18"
+    );
+    assert!(world.try_set_position(k, [0.0, -1.5e18]).is_err());
+    assert!(world.try_set_shape(k, ball(1.5e18)).is_err());
     let after: Vec<_> = world.iter().map(|(k, b, v)| (k, b, *v)).collect();
     assert_eq!(before, after);
     let e = world.step();
@@ -372,6 +385,13 @@ fn bad_input_is_refused_and_changes_nothing() {
         vec![]
     );
     assert_eq!(world.pick([f32::NAN, 5.0], all), vec![]);
+    assert_eq!(world.pick([5.0, 2e18], all), vec![]);
+    assert_eq!(world.nearest([2e18, 5.0], 3, all), vec![]);
+    assert_eq!(world.overlap(&ball(2e18), [5.0, 5.0], all), vec![]);
+    assert_eq!(
+        world.raycast(Ray::new([-2e18, 5.0], [1.0, 0.0]), f32::INFINITY, all),
+        None
+    );
     assert_eq!(world.nearest([5.0, 5.0], 0, all), vec![]);
     assert_eq!(world.nearest([f32::INFINITY, 5.0], 3, all), vec![]);
     assert_eq!(world.nearest([5.0, 5.0], 3, all).len(), 2); // fewer than k bodies

@@ -16,6 +16,27 @@ use crate::key::Key;
 use crate::shape::Shape;
 use crate::tree::{Config, QuadTree};
 
+/// The largest magnitude of a body's position coordinates and of its
+/// shape's sizes (radius, half extents, half segment) that a
+/// [`CollisionWorld`] accepts: 10¹⁸.
+///
+/// The exact tests run in `f32`, and within this range none of their
+/// squares and products overflows, so contacts, distances and ray hits stay
+/// exact to `f32` rounding. Larger values are refused with
+/// [`Error::OutOfRange`] (naming the field), and queries given a point, a
+/// shape or a ray origin beyond it find nothing. The world's bounds, the
+/// tree's, are not limited.
+///
+/// ```
+/// use quadrat::{Aabb, CollisionWorld, Error, Shape, WORLD_LIMIT};
+/// let mut world = CollisionWorld::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+/// assert!(world.try_add(Shape::Circle { radius: 1.0 }, [WORLD_LIMIT, 0.0], 1, 1, ()).is_ok());
+/// let err = world.try_add(Shape::Circle { radius: 2e19 }, [0.0, 0.0], 1, 1, ()).unwrap_err();
+/// assert_eq!(err, Error::OutOfRange { field: "radius", value: 2e19 });
+/// assert_eq!(world.len(), 1);
+/// ```
+pub const WORLD_LIMIT: f32 = 1.0e18;
+
 /// The relative margin by which a body's box is grown for the broad phase:
 /// 2⁻¹⁹ of the box's largest coordinate magnitude, about 16 units in the
 /// last place of `f32`.
@@ -272,10 +293,11 @@ impl<T> CollisionWorld<T> {
         }
     }
 
-    /// Adds a body, or says why it is refused: a NaN or infinite position
-    /// coordinate (`position.x`, `position.y`), an invalid shape (see
-    /// [`Shape::validate`]), or a body so large or far away that its box is
-    /// not finite. Nothing changes then, and `value` is dropped.
+    /// Adds a body, or says why it is refused, checking in this order: a NaN
+    /// or infinite position coordinate (`position.x`, `position.y`), one
+    /// beyond [`WORLD_LIMIT`] ([`Error::OutOfRange`]), an invalid shape (see
+    /// [`Shape::validate`]), a shape size beyond [`WORLD_LIMIT`]. Nothing
+    /// changes then, and `value` is dropped.
     ///
     /// ```
     /// use quadrat::{Aabb, CollisionWorld, Error, Shape};
@@ -297,8 +319,7 @@ impl<T> CollisionWorld<T> {
     ) -> Result<Key, Error> {
         let pos = position.into();
         check_position(pos)?;
-        shape.validate()?;
-        // The tree refuses a box that is not finite.
+        check_shape(&shape)?;
         let key = self.tree.try_insert(broad_box(&shape, pos), value)?;
         let idx = key.index() as usize;
         if idx >= self.placed.len() {
@@ -351,8 +372,9 @@ impl<T> CollisionWorld<T> {
         }
     }
 
-    /// Moves a body, or says why not: [`Error::StaleKey`] for a stale key, or
-    /// which coordinate is not finite. On error nothing changes.
+    /// Moves a body, or says why not: which coordinate is not finite or is
+    /// beyond [`WORLD_LIMIT`], or [`Error::StaleKey`] for a stale key. On
+    /// error nothing changes.
     ///
     /// ```
     /// use quadrat::{Aabb, CollisionWorld, Shape, Vec2};
@@ -399,8 +421,9 @@ impl<T> CollisionWorld<T> {
         }
     }
 
-    /// Changes a body's shape, or says why not: [`Error::StaleKey`] for a
-    /// stale key, or what is wrong with the shape. On error nothing changes.
+    /// Changes a body's shape, or says why not: what is wrong with the shape
+    /// (including a size beyond [`WORLD_LIMIT`]), or [`Error::StaleKey`] for
+    /// a stale key. On error nothing changes.
     ///
     /// ```
     /// use quadrat::{Aabb, CollisionWorld, Shape};
@@ -412,7 +435,7 @@ impl<T> CollisionWorld<T> {
     /// assert_eq!(world.shape(k), Some(ball));
     /// ```
     pub fn try_set_shape(&mut self, key: Key, shape: Shape) -> Result<(), Error> {
-        shape.validate()?;
+        check_shape(&shape)?;
         if !self.tree.contains_key(key) {
             return Err(Error::StaleKey);
         }
@@ -752,5 +775,51 @@ fn check_position(pos: Vec2) -> Result<(), Error> {
             return Err(Error::NonFinite { field, value });
         }
     }
+    for (field, value) in [("position.x", pos.x), ("position.y", pos.y)] {
+        in_range(field, value)?;
+    }
     Ok(())
+}
+
+/// Checks a body's shape: valid ([`Shape::validate`]), and every size
+/// within [`WORLD_LIMIT`].
+fn check_shape(shape: &Shape) -> Result<(), Error> {
+    shape.validate()?;
+    match *shape {
+        Shape::Point => Ok(()),
+        Shape::Circle { radius } => in_range("radius", radius),
+        Shape::Aabb { half_extents: h } => {
+            in_range("half_extents.x", h.x)?;
+            in_range("half_extents.y", h.y)
+        }
+        Shape::Capsule {
+            half_segment: h,
+            radius,
+        } => {
+            in_range("half_segment.x", h.x)?;
+            in_range("half_segment.y", h.y)?;
+            in_range("radius", radius)
+        }
+    }
+}
+
+#[inline]
+fn in_range(field: &'static str, value: f32) -> Result<(), Error> {
+    if value.abs() <= WORLD_LIMIT {
+        Ok(())
+    } else {
+        Err(Error::OutOfRange { field, value })
+    }
+}
+
+/// `true` when a query's point lies within the world's range.
+#[inline]
+pub(crate) fn point_in_range(p: Vec2) -> bool {
+    p.x.abs() <= WORLD_LIMIT && p.y.abs() <= WORLD_LIMIT
+}
+
+/// `true` when a query's shape and position are valid and within range.
+#[inline]
+pub(crate) fn body_in_range(shape: &Shape, pos: Vec2) -> bool {
+    check_position(pos).is_ok() && check_shape(shape).is_ok()
 }

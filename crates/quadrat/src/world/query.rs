@@ -1,7 +1,7 @@
 //! Questions asked of the world: overlap, pick, nearest, ray casts. Each
 //! takes a layer `mask` and finds only bodies whose `layer` meets it.
 
-use super::{CollisionWorld, broad_box};
+use super::{CollisionWorld, body_in_range, broad_box, point_in_range};
 use crate::geom::{Ray, Vec2};
 use crate::key::Key;
 use crate::shape::{Contact, RayHit, Shape};
@@ -16,7 +16,8 @@ impl<T> CollisionWorld<T> {
     /// The bodies on a layer of `mask` that `shape` at `pos` touches
     /// (touching counts), sorted by key.
     ///
-    /// Empty when the shape is invalid or `pos` is not finite.
+    /// Empty when the shape is invalid or `pos` is not finite, or either
+    /// lies beyond [`WORLD_LIMIT`](crate::WORLD_LIMIT).
     ///
     /// ```
     /// use quadrat::{Aabb, CollisionWorld, Shape};
@@ -98,7 +99,7 @@ impl<T> CollisionWorld<T> {
         mask: u32,
         mut f: impl FnMut(Key, &Shape, Vec2),
     ) {
-        if shape.validate().is_err() || !pos.is_finite() || mask == 0 {
+        if !body_in_range(shape, pos) || mask == 0 {
             return;
         }
         let area = broad_box(shape, pos);
@@ -111,7 +112,8 @@ impl<T> CollisionWorld<T> {
     }
 
     /// The bodies on a layer of `mask` that contain the point `p` (their
-    /// boundary included), sorted by key. Empty when `p` is not finite.
+    /// boundary included), sorted by key. Empty when `p` is not finite or
+    /// lies beyond [`WORLD_LIMIT`](crate::WORLD_LIMIT).
     ///
     /// ```
     /// use quadrat::{Aabb, CollisionWorld, Shape};
@@ -140,7 +142,7 @@ impl<T> CollisionWorld<T> {
     /// ```
     pub fn pick_into(&self, p: impl Into<Vec2>, mask: u32, out: &mut Vec<Key>) {
         let p = p.into();
-        if !p.is_finite() || mask == 0 {
+        if !p.is_finite() || !point_in_range(p) || mask == 0 {
             return;
         }
         let start = out.len();
@@ -161,7 +163,8 @@ impl<T> CollisionWorld<T> {
     /// key.
     ///
     /// Fewer than `k` when fewer bodies are on those layers; empty for
-    /// `k = 0` or a non-finite `p`.
+    /// `k = 0`, or a `p` not finite or beyond
+    /// [`WORLD_LIMIT`](crate::WORLD_LIMIT).
     ///
     /// ```
     /// use quadrat::{Aabb, CollisionWorld, Shape};
@@ -175,7 +178,7 @@ impl<T> CollisionWorld<T> {
     #[must_use]
     pub fn nearest(&self, p: impl Into<Vec2>, k: usize, mask: u32) -> Vec<(Key, f32)> {
         let p = p.into();
-        if mask == 0 {
+        if mask == 0 || !point_in_range(p) {
             return Vec::new();
         }
         self.tree.nearest_with(p, k, |key, _, _| {
@@ -194,7 +197,8 @@ impl<T> CollisionWorld<T> {
     /// 0). Ties are broken by key.
     ///
     /// `None` when nothing is hit, for an invalid ray (a non-finite origin
-    /// or direction, or a zero direction), and for a NaN or negative
+    /// or direction, or a zero direction), an origin beyond
+    /// [`WORLD_LIMIT`](crate::WORLD_LIMIT), and for a NaN or negative
     /// `max_dist`. `max_dist` may be infinite.
     ///
     /// ```
@@ -215,7 +219,7 @@ impl<T> CollisionWorld<T> {
     /// ```
     #[must_use]
     pub fn raycast(&self, ray: Ray, max_dist: f32, mask: u32) -> Option<(Key, RayHit)> {
-        if mask == 0 {
+        if mask == 0 || !point_in_range(ray.origin) {
             return None;
         }
         let (key, _) = self.tree.raycast_with(ray, max_dist, |key, _, _| {
@@ -240,7 +244,7 @@ impl<T> CollisionWorld<T> {
     /// ```
     #[must_use]
     pub fn raycast_all(&self, ray: Ray, max_dist: f32, mask: u32) -> Vec<(Key, RayHit)> {
-        if mask == 0 {
+        if mask == 0 || !point_in_range(ray.origin) {
             return Vec::new();
         }
         let found = self.tree.raycast_all_with(ray, max_dist, |key, _, _| {

@@ -12,6 +12,7 @@ use std::collections::HashSet;
 
 use quadrat::{
     Aabb, Body, CollisionWorld, Config, Contact, ContactPair, Error, Key, Ray, RayHit, Shape, Vec2,
+    WORLD_LIMIT,
 };
 
 macro_rules! ensure {
@@ -174,53 +175,59 @@ pub enum Expect {
     Accept,
     /// Refused with exactly this error (compared by its message).
     Refuse(Error),
-    /// Refused because its box is not finite.
-    RefuseHuge,
-    /// So close to `±f32::MAX` that the world's slightly grown box may or may
-    /// not overflow: accepted, or refused as [`Expect::RefuseHuge`].
-    Either,
 }
 
-/// Largest coordinate magnitude of a box the world must accept: a little
-/// below `f32::MAX`, leaving room for the broad phase's relative margin.
-pub const SAFE: f32 = f32::MAX * (1.0 - 1.0 / 65536.0);
-
 /// The documented answer: the position is checked first (`position.x`, then
-/// `position.y`), then the shape ([`Shape::validate`]), then whether the
-/// body's box is finite.
+/// `position.y`: not finite, then beyond [`WORLD_LIMIT`]), then the shape
+/// ([`Shape::validate`]), then the shape's sizes against [`WORLD_LIMIT`].
 pub fn expected(shape: &Shape, pos: Vec2) -> Expect {
-    for (field, value) in [("position.x", pos.x), ("position.y", pos.y)] {
+    let position = [("position.x", pos.x), ("position.y", pos.y)];
+    for (field, value) in position {
         if !value.is_finite() {
             return Expect::Refuse(Error::NonFinite { field, value });
+        }
+    }
+    for (field, value) in position {
+        if value.abs() > WORLD_LIMIT {
+            return Expect::Refuse(Error::OutOfRange { field, value });
         }
     }
     if let Err(e) = shape.validate() {
         return Expect::Refuse(e);
     }
-    let b = shape.aabb(pos);
-    if b.validate().is_err() {
-        return Expect::RefuseHuge;
+    let sizes: &[(&'static str, f32)] = match *shape {
+        Shape::Point => &[],
+        Shape::Circle { radius } => &[("radius", radius)],
+        Shape::Aabb { half_extents: h } => &[("half_extents.x", h.x), ("half_extents.y", h.y)],
+        Shape::Capsule {
+            half_segment: h,
+            radius,
+        } => &[
+            ("half_segment.x", h.x),
+            ("half_segment.y", h.y),
+            ("radius", radius),
+        ],
+    };
+    for &(field, value) in sizes {
+        if value.abs() > WORLD_LIMIT {
+            return Expect::Refuse(Error::OutOfRange { field, value });
+        }
     }
-    let m = [b.min.x, b.min.y, b.max.x, b.max.y]
-        .iter()
-        .fold(0.0f32, |m, v| m.max(v.abs()));
-    if m <= SAFE {
-        Expect::Accept
-    } else {
-        Expect::Either
-    }
+    // Within range, the body's box is always finite.
+    assert!(shape.aabb(pos).validate().is_ok());
+    Expect::Accept
 }
 
 /// Whether the world's answer `got` for a body agrees with `expect`; `Ok(true)`
 /// when it was accepted.
 fn judge(expect: &Expect, got: &Result<(), Error>, what: &str) -> Result<bool, String> {
     match (expect, got) {
-        (Expect::Accept | Expect::Either, Ok(())) => Ok(true),
+        (Expect::Accept, Ok(())) => Ok(true),
         (Expect::Refuse(e), Err(g)) => {
+            ensure_eq!(g, e, "{what}: refused");
             ensure_eq!(g.to_string(), e.to_string(), "{what}: refused");
             Ok(false)
         }
-        (Expect::RefuseHuge | Expect::Either, Err(Error::NonFinite { .. })) => Ok(false),
         _ => Err(format!("{what}: expected {expect:?}, got {got:?}")),
     }
 }
@@ -460,8 +467,12 @@ pub fn check_step(world: &mut CollisionWorld<u32>, model: &mut Model) -> Result<
 
 /// Every query against testing every body.
 pub fn check_queries(world: &CollisionWorld<u32>, model: &Model, p: &Probe) -> Result<(), String> {
+    // Query input beyond the world's range finds nothing.
+    let in_range = |v: Vec2| v.x.abs() <= WORLD_LIMIT && v.y.abs() <= WORLD_LIMIT;
     // Overlap: keys and contacts.
-    let expect: Vec<(Key, Contact)> = {
+    let expect: Vec<(Key, Contact)> = if expected(&p.shape, p.pos) != Expect::Accept {
+        Vec::new()
+    } else {
         let mut v: Vec<(Key, Contact)> = model
             .on(p.mask)
             .filter_map(|(k, b, _)| {
@@ -495,7 +506,7 @@ pub fn check_queries(world: &CollisionWorld<u32>, model: &Model, p: &Probe) -> R
     let expect = sorted_keys(
         model
             .on(p.mask)
-            .filter(|(_, b, _)| b.shape.contains_point(b.position, p.point))
+            .filter(|(_, b, _)| in_range(p.point) && b.shape.contains_point(b.position, p.point))
             .map(|e| e.0)
             .collect(),
     );
@@ -514,7 +525,11 @@ pub fn check_queries(world: &CollisionWorld<u32>, model: &Model, p: &Probe) -> R
         .map(|(k, b, _)| (*k, b.shape.distance_to_point(b.position, p.point)))
         .collect();
     by_dist.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
-    by_dist.truncate(if p.point.is_finite() { p.k } else { 0 });
+    by_dist.truncate(if p.point.is_finite() && in_range(p.point) {
+        p.k
+    } else {
+        0
+    });
     ensure_eq!(
         world.nearest(p.point, p.k, p.mask),
         by_dist,
@@ -527,6 +542,7 @@ pub fn check_queries(world: &CollisionWorld<u32>, model: &Model, p: &Probe) -> R
     // Ray casts: every body hit, by (distance, key); the first of them.
     let mut hits: Vec<(Key, RayHit)> = model
         .on(p.mask)
+        .filter(|_| in_range(p.ray.origin))
         .filter_map(|(k, b, _)| {
             b.shape
                 .raycast(b.position, p.ray, p.max_dist)
