@@ -760,15 +760,22 @@ impl RayCast {
                 if a > c {
                     core::mem::swap(&mut a, &mut c);
                 }
-                t0 = t0.max(a);
-                t1 = t1.min(c);
+                // Comparisons, not `max`/`min`: `t0` starts at +0.0 and a
+                // -0.0 (a slab side through the origin, met going
+                // backwards) must not replace it, since distances are
+                // ordered by `total_cmp`; which zero `max` returns is
+                // unspecified.
+                if a > t0 {
+                    t0 = a;
+                }
+                if c < t1 {
+                    t1 = c;
+                }
                 if t0 > t1 {
                     return None;
                 }
             }
         }
-        // `+ 0.0` turns a -0.0 (a slab side through the origin, met going
-        // backwards) into 0.0: distances order by `total_cmp`.
-        Some(t0 + 0.0)
+        Some(t0)
     }
 }
