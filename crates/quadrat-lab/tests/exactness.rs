@@ -1,6 +1,7 @@
 //! Every implementation must report exactly the brute-force result: all
 //! closed-box intersections, each pair once, for pairs, range queries and
-//! after moving frames.
+//! after moving frames; and, for quadrat and rstar, circle and point
+//! queries.
 
 mod common;
 
@@ -168,10 +169,105 @@ fn quadrat_moving() {
     check_moving::<Quadrat>();
 }
 
+/// A circle: centre and radius.
+type Disc = ([f32; 2], f32);
+
+/// Circles around points of the scene (box corners, points on edges,
+/// random points), with radii at the exact distance of some box (as
+/// quadrat measures it, and an ulp either side), random radii and radius 0,
+/// at scales where the squared distances are exact in `f32`, underflow and
+/// overflow; and the points themselves.
+fn circles_and_points(scene: &[Bbox], scale: f32, seed: u64) -> (Vec<Disc>, Vec<[f32; 2]>) {
+    let mut rng = Rng::new(seed);
+    let (mut circles, mut points) = (Vec::new(), Vec::new());
+    for _ in 0..150 {
+        let a = scene[pick(&mut rng, scene.len())];
+        let b = scene[pick(&mut rng, scene.len())];
+        let c = match rng.below(3) {
+            0 => [a[pick(&mut rng, 2) * 2], a[1 + pick(&mut rng, 2) * 2]],
+            1 => [a[2], rng.range(a[1], a[3])],
+            _ => [rng.range(0.0, WORLD) * scale, rng.range(0.0, WORLD) * scale],
+        };
+        let d = quadrat::Aabb::from(b).distance_to_point(c);
+        for r in [
+            d,
+            d.next_up(),
+            d.next_down().max(0.0),
+            rng.range(0.0, 60.0) * scale,
+            0.0,
+        ] {
+            circles.push((c, r));
+        }
+        points.push(c);
+    }
+    (circles, points)
+}
+
+/// Checks `circle` and `point` queries on the edge cases at three scales
+/// against quadrat's definitions ([`quadrat::Circle::intersects_aabb`],
+/// [`quadrat::Aabb::contains_point`]).
+fn check_circles_and_points<P: BroadPhase>(
+    circle: impl Fn(&mut P, [f32; 2], f32, &mut Vec<u32>),
+    point: impl Fn(&mut P, [f32; 2], &mut Vec<u32>),
+) {
+    // Powers of two keep exact contacts exact.
+    for scale in [1.0, 1.0 / (1u128 << 75) as f32, (1u128 << 70) as f32] {
+        let scene: Vec<Bbox> = edge_cases(EDGE_N, 8)
+            .into_iter()
+            .map(|b| b.map(|v| v * scale))
+            .collect();
+        let mut index = P::build(WORLD_BOX.map(|v| v * scale), &scene);
+        let (circles, points) = circles_and_points(&scene, scale, 12);
+        let expected = |hit: &dyn Fn(&quadrat::Aabb) -> bool| -> Vec<u32> {
+            (0u32..)
+                .zip(&scene)
+                .filter(|(_, b)| hit(&quadrat::Aabb::from(**b)))
+                .map(|(i, _)| i)
+                .collect()
+        };
+        for (c, r) in circles {
+            let mut got = Vec::new();
+            circle(&mut index, c, r, &mut got);
+            got.sort_unstable();
+            let disc = quadrat::Circle::new(c, r);
+            let want = expected(&|b| disc.intersects_aabb(b));
+            assert_eq!(
+                got,
+                want,
+                "{} circle {c:?} r = {r} at scale {scale}",
+                P::NAME
+            );
+        }
+        for p in points {
+            let mut got = Vec::new();
+            point(&mut index, p, &mut got);
+            got.sort_unstable();
+            let want = expected(&|b| b.contains_point(p));
+            assert_eq!(got, want, "{} point {p:?} at scale {scale}", P::NAME);
+        }
+    }
+}
+
+#[test]
+fn quadrat_circles_and_points() {
+    check_circles_and_points::<Quadrat>(
+        |q, c, r, out| q.query_circle(c, r, out),
+        |q, p, out| q.query_point(p, out),
+    );
+}
+
 #[cfg(feature = "peers")]
 mod peers {
-    use super::{check_moving, check_static};
+    use super::{check_circles_and_points, check_moving, check_static};
     use quadrat_lab::bench::peers::{Broccoli, FlatSpatial, Parry, Rstar};
+
+    #[test]
+    fn rstar_circles_and_points() {
+        check_circles_and_points::<Rstar>(
+            |r, c, radius, out| r.query_circle(c, radius, out),
+            |r, p, out| r.query_point(p, out),
+        );
+    }
 
     #[test]
     fn rstar_static() {

@@ -4,19 +4,26 @@
 //! - **nearest**: the `k` boxes nearest to a point, by the Euclidean
 //!   distance to the closed box (0 inside). quadrat's [`QuadTree::nearest`]
 //!   against rstar's best-first `nearest_neighbor_iter_with_distance_2` over
-//!   the same boxes ([`Rstar::nearest`]). kiddo is not a contender: it
-//!   indexes points, and the boxes nearest by their centres are not the
-//!   boxes nearest by distance to the box.
+//!   the same boxes, ranking them by quadrat's squared distance and taking
+//!   the few more boxes it needs to settle near ties ([`Rstar::nearest`]).
+//!   kiddo is not a contender: it indexes points, and the boxes nearest by
+//!   their centres are not the boxes nearest by distance to the box.
 //! - **raycast**: the first box a ray hits within the world's diagonal.
 //!   quadrat's [`QuadTree::raycast`] against parry2d's best-first
-//!   `Bvh::cast_ray` with a ray-against-box leaf test ([`Parry::raycast`]).
+//!   `Bvh::find_best` (the search behind `Bvh::cast_ray`), its node test on
+//!   boxes grown by a rounding margin and quadrat's ray-box test on the
+//!   leaves ([`Parry::raycast`]).
 //!
 //! An answer is checked against the reference's with [`diff_nearest`]: the
 //! same distances as `f32` values, and the same boxes except where several
 //! boxes tie at the last distance (rstar orders equal distances arbitrarily;
 //! parry2d keeps the first box found at the best distance, quadrat the
-//! smallest key). How many answers chose other boxes at such a tie is logged
-//! and noted in the report.
+//! smallest key). A tie is an exact one: boxes whose distances differ in the
+//! last bit do not tie, which the peers' adapters meet by reporting
+//! quadrat's distances (computed in `f64` and rounded to `f32`) and
+//! searching with margins wide enough for their libraries' `f32` rounding.
+//! How many answers chose other boxes at such a tie is logged and noted in
+//! the report.
 //!
 //! [`QuadTree::nearest`]: quadrat::QuadTree::nearest
 //! [`QuadTree::raycast`]: quadrat::QuadTree::raycast

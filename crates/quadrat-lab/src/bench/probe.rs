@@ -5,7 +5,7 @@
 use core::cmp::Ordering;
 
 use quadrat::scenario::Rng;
-use quadrat::{Aabb, Ray, Vec2};
+use quadrat::{Aabb, Ray};
 
 use super::implementation::Implementation;
 use super::peers::{Bbox, BroadPhase, Sweep, bounds};
@@ -32,9 +32,8 @@ pub enum Probe {
     Ray {
         /// Where the ray starts.
         origin: [f32; 2],
-        /// A unit direction that quadrat's own normalisation leaves
-        /// unchanged (see [`unit_direction`]), so every implementation is
-        /// handed the very same ray.
+        /// A unit direction that quadrat's own normalisation, rounded to
+        /// `f32`, leaves unchanged (see [`unit_direction`]).
         dir: [f32; 2],
         /// The farthest a hit may be.
         max_dist: f32,
@@ -103,23 +102,31 @@ impl Probe {
     }
 }
 
-/// The unit vector at `angle` (radians), rescaled until quadrat's own
-/// normalisation of a ray's direction (multiply by the reciprocal of
-/// [`Vec2::length`]) leaves it unchanged, or `None` if that takes more than a
-/// few steps. A ray along it then has the same direction inside quadrat as
-/// in a library that takes the direction as given, so their distances can be
-/// compared exactly.
+/// The unit vector at `angle` (radians), rescaled until normalising it as
+/// quadrat normalises a ray's direction (divided by its length, in `f64`)
+/// and rounding the result to `f32` gives it back, or `None` if that takes
+/// more than a few steps. A library that takes the direction as given in
+/// `f32` (parry2d's adapter hands it quadrat's normalisation, rounded) then
+/// gets the very direction quadrat casts along, to `f32` precision.
 #[must_use]
 pub fn unit_direction(angle: f32) -> Option<[f32; 2]> {
-    let mut d = Vec2::new(angle.cos(), angle.sin());
+    let mut d = [angle.cos(), angle.sin()];
     for _ in 0..8 {
-        let unit = d * (1.0 / d.length());
+        let unit = normalised(d);
         if unit == d {
-            return Some([d.x, d.y]);
+            return Some(d);
         }
         d = unit;
     }
     None
+}
+
+/// `d` divided by its length in `f64`, as quadrat's ray casts do, rounded
+/// to `f32`.
+fn normalised([x, y]: [f32; 2]) -> [f32; 2] {
+    let (x, y) = (f64::from(x), f64::from(y));
+    let len = (x * x + y * y).sqrt();
+    [(x / len) as f32, (y / len) as f32]
 }
 
 /// `count` probes of `kind` (`Nearest` or `Raycast`) with points and ray
@@ -251,11 +258,10 @@ mod tests {
         let mut found = 0;
         for _ in 0..10_000 {
             let angle = rng.range(0.0, core::f32::consts::TAU);
-            if let Some([x, y]) = unit_direction(angle) {
+            if let Some(d) = unit_direction(angle) {
                 found += 1;
-                let d = Vec2::new(x, y);
-                assert_eq!(d * (1.0 / d.length()), d);
-                assert!((d.length() - 1.0).abs() < 1e-6);
+                assert_eq!(normalised(d), d);
+                assert!((quadrat::Vec2::from(d).length() - 1.0).abs() < 1e-6);
             }
         }
         // The others do not settle within a few steps; they are drawn again.
