@@ -296,3 +296,18 @@ fn a_panicking_closure_in_par_update_all() {
     tree.validate().unwrap();
     assert_eq!(tree.aabb(keys[7]), Some(boxes[7].translate([0.5, 0.5])));
 }
+
+/// The circle query stopped scanning a sorted run at `center.x + radius`
+/// rounded to `f32`, while the `f64` test, which rounds too, accepts a box
+/// whose gap exceeds the radius by less than its last bit.
+#[test]
+fn circle_query_cut_off_agrees_with_the_f64_test() {
+    let r = 1.490_116_1e-8f32;
+    let circle = Circle::new([-r, 4.321_336_7e-7], r);
+    let b = Aabb::new([3e-26, 4.321_336_7e-7], [3e-26, 4.321_336_7e-7]);
+    assert!(circle.intersects_aabb(&b), "within f64 rounding of the rim");
+    let mut tree = QuadTree::new(Aabb::new([-1e-6, -1e-6], [1e-6, 1e-6]));
+    let k = tree.insert(b, ());
+    let hits: Vec<Key> = tree.query_circle(circle).map(|(k, _)| k).collect();
+    assert_eq!(hits, vec![k]);
+}

@@ -41,9 +41,11 @@ pub trait Region {
         false
     }
 
-    /// The largest `x` of any point of the region (or more). Each node's
-    /// items are sorted by `min.x`, so a query stops scanning a node at the
-    /// first item starting right of this. The default, infinity, never stops.
+    /// The largest `x` of any point of the region, or more: no box starting
+    /// right of it may pass [`intersects_aabb`](Region::intersects_aabb),
+    /// rounding included. Each node's items are sorted by `min.x`, so a
+    /// query stops scanning a node at the first item starting right of this.
+    /// The default, infinity, never stops.
     fn max_x(&self) -> f32 {
         f32::INFINITY
     }
@@ -72,8 +74,14 @@ impl Region for Circle {
         Circle::intersects_aabb(self, b)
     }
 
+    /// `center.x + radius`, rounded up with room to spare: the `f64` test
+    /// rounds too, and may accept a box whose gap exceeds the radius by a
+    /// few parts in 2⁵³, so the cut-off must not be tighter than it.
     fn max_x(&self) -> f32 {
-        self.center.x + self.radius.max(0.0)
+        let (c, r) = (f64::from(self.center.x), f64::from(self.radius.max(0.0)));
+        let reach = c + r + (c.abs() + r) * (1.0 / (1u64 << 48) as f64);
+        let x = reach as f32;
+        if f64::from(x) < reach { x.next_up() } else { x }
     }
 }
 
