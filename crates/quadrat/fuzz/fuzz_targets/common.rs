@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use arbitrary::Arbitrary;
-use quadrat::{Aabb, Vec2};
+use quadrat::{Aabb, Config, Vec2};
 
 /// One coordinate: raw, an exact edge value, or a fraction of the world's
 /// extent on its axis (`lo..hi`); `NonFinite` only where non-finite input
@@ -123,4 +123,27 @@ pub fn count_input(name: &'static str) {
 /// Counts one operation.
 pub fn count_op() {
     OPS.fetch_add(1, Ordering::Relaxed);
+}
+
+/// A configuration: the default, or any in range (`max_items` 1 to 40,
+/// `max_depth` 0 to 24).
+#[derive(Arbitrary, Debug)]
+pub enum ConfigIn {
+    Default,
+    Custom { max_items: u8, max_depth: u8 },
+}
+
+impl ConfigIn {
+    pub fn resolve(&self) -> Config {
+        match *self {
+            ConfigIn::Default => Config::default(),
+            ConfigIn::Custom {
+                max_items,
+                max_depth,
+            } => Config {
+                max_items: 1 + usize::from(max_items) % 40,
+                max_depth: max_depth % 25,
+            },
+        }
+    }
 }

@@ -10,14 +10,14 @@
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use quadrat::{Aabb, Circle, Config, Ray, Vec2};
+use quadrat::{Aabb, Circle, Ray, Vec2};
 
 #[path = "../../tests/support/mod.rs"]
 mod support;
 
 mod common;
 
-use common::Coord;
+use common::{ConfigIn, Coord};
 use support::shapes::{self, Kind, Rng};
 use support::tree::{Harness, Model, Op, Probe};
 
@@ -30,27 +30,6 @@ const MAX_LIVE: usize = 200;
 const MAX_BULK: usize = 64;
 /// A full check every this many operations.
 const CHECK_EVERY: usize = 8;
-
-#[derive(Arbitrary, Debug)]
-enum ConfigIn {
-    Default,
-    Custom { max_items: u8, max_depth: u8 },
-}
-
-impl ConfigIn {
-    fn resolve(&self) -> Config {
-        match *self {
-            ConfigIn::Default => Config::default(),
-            ConfigIn::Custom {
-                max_items,
-                max_depth,
-            } => Config {
-                max_items: 1 + usize::from(max_items) % 40,
-                max_depth: max_depth % 25,
-            },
-        }
-    }
-}
 
 #[derive(Arbitrary, Debug)]
 enum WorldIn {

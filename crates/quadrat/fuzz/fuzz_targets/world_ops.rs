@@ -11,7 +11,7 @@
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use quadrat::{Aabb, Config, Ray, Shape, Vec2};
+use quadrat::{Aabb, Ray, Shape, Vec2};
 
 #[path = "../../tests/support/mod.rs"]
 mod support;
@@ -21,7 +21,7 @@ mod world_model;
 
 mod common;
 
-use common::Coord;
+use common::{ConfigIn, Coord};
 use support::shapes;
 use world_model::{
     Expect, Harness, Model, Op, Probe, check_bodies, check_queries, check_step, expected, next_f32,
@@ -33,27 +33,6 @@ const MAX_OPS: usize = 200;
 const MAX_LIVE: usize = 128;
 /// The queries every this many operations.
 const QUERY_EVERY: usize = 4;
-
-#[derive(Arbitrary, Debug)]
-enum ConfigIn {
-    Default,
-    Custom { max_items: u8, max_depth: u8 },
-}
-
-impl ConfigIn {
-    fn resolve(&self) -> Config {
-        match *self {
-            ConfigIn::Default => Config::default(),
-            ConfigIn::Custom {
-                max_items,
-                max_depth,
-            } => Config {
-                max_items: 1 + usize::from(max_items) % 16,
-                max_depth: max_depth % 25,
-            },
-        }
-    }
-}
 
 #[derive(Arbitrary, Debug)]
 enum BoundsIn {
