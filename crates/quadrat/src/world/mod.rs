@@ -59,8 +59,14 @@ pub(crate) fn broad_box(shape: &Shape, pos: Vec2) -> Aabb {
         .max(b.min.y.abs())
         .max(b.max.x.abs())
         .max(b.max.y.abs());
-    b.expand(magnitude * MARGIN)
+    b.expand((magnitude * MARGIN).max(MIN_MARGIN))
 }
+
+/// The smallest margin, 2⁻¹²⁰ (about 7.5e-37): near 0 the relative margin
+/// vanishes below the spacing of subnormal `f32` values, while the exact
+/// tests still round by a few of those steps. Invisible at any ordinary
+/// scale.
+const MIN_MARGIN: f32 = 7.523_164e-37;
 
 /// Which bodies a body interacts with: see [`CollisionWorld`] for the rule.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
