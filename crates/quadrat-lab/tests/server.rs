@@ -1,8 +1,9 @@
 //! The lab's server, started on an ephemeral port inside the test, with
 //! real WebSocket clients: replies to good and bad messages, frames that
 //! keep coming, many clients at once, a client that stops reading, limits,
-//! and a clean shutdown. Then hostile clients: request heads trickled a
-//! byte at a time.
+//! and a clean shutdown. Then dead and hostile clients: tabs whose
+//! connection died, request heads trickled a byte at a time, and frames that
+//! break the WebSocket protocol.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -21,6 +22,8 @@ use tokio::time::{interval, sleep, timeout};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::{CloseCode, Data, OpCode};
+use tokio_tungstenite::tungstenite::protocol::frame::{CloseFrame, Frame as WsFrame};
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
@@ -504,7 +507,7 @@ async fn shutdown_closes_every_session() {
     }
 }
 
-// ----- hostile clients -----
+// ----- dead and hostile clients -----
 
 /// A slowloris client: sends a request head a byte at a time and never
 /// finishes it. Returns how long the server kept the connection open, or
@@ -596,5 +599,324 @@ async fn slow_request_heads_are_cut_off_and_the_page_still_loads() {
             .await
             .starts_with("HTTP/1.1 200")
     );
+    lab.shut_down().await;
+}
+
+/// A WebSocket client by hand: sends the upgrade request on a raw TCP
+/// socket and reads the response head (only that), so the test decides what
+/// the client sends, reads and answers from then on.
+async fn raw_upgrade(addr: SocketAddr) -> TcpStream {
+    let mut tcp = TcpStream::connect(addr).await.unwrap();
+    let request = format!(
+        "GET /ws HTTP/1.1\r\nHost: {addr}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\
+         Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+    );
+    tcp.write_all(request.as_bytes()).await.unwrap();
+    let mut head = Vec::new();
+    while !head.ends_with(b"\r\n\r\n") {
+        let mut byte = [0];
+        timeout(WAIT, tcp.read_exact(&mut byte))
+            .await
+            .unwrap()
+            .unwrap();
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8(head).unwrap();
+    assert!(head.starts_with("HTTP/1.1 101"), "{head}");
+    tcp
+}
+
+/// A final frame from a client: `opcode` and `payload`, masked with `mask`,
+/// or unmasked (which the protocol forbids) with `None`.
+fn client_frame(opcode: u8, payload: &[u8], mask: Option<[u8; 4]>) -> Vec<u8> {
+    let mut out = vec![0x80 | opcode];
+    let masked = if mask.is_some() { 0x80 } else { 0 };
+    match payload.len() {
+        n if n < 126 => out.push(masked | n as u8),
+        n => {
+            out.push(masked | 126);
+            out.extend_from_slice(&u16::try_from(n).unwrap().to_be_bytes());
+        }
+    }
+    match mask {
+        Some(mask) => {
+            out.extend_from_slice(&mask);
+            out.extend(payload.iter().zip(mask.iter().cycle()).map(|(b, m)| b ^ m));
+        }
+        None => out.extend_from_slice(payload),
+    }
+    out
+}
+
+/// The frames a server sent, as (opcode, payload), from the bytes a raw
+/// client read; a frame cut off at the end is left out.
+fn server_frames(mut bytes: &[u8]) -> Vec<(u8, Vec<u8>)> {
+    let mut frames = Vec::new();
+    while bytes.len() >= 2 {
+        let (opcode, short) = (bytes[0] & 0x0f, usize::from(bytes[1] & 0x7f));
+        assert_eq!(bytes[1] & 0x80, 0, "a server frame is never masked");
+        let (len, at) = match short {
+            126 => (usize::from(u16::from_be_bytes([bytes[2], bytes[3]])), 4),
+            127 => (
+                usize::try_from(u64::from_be_bytes(bytes[2..10].try_into().unwrap())).unwrap(),
+                10,
+            ),
+            n => (n, 2),
+        };
+        if bytes.len() < at + len {
+            break;
+        }
+        frames.push((opcode, bytes[at..at + len].to_vec()));
+        bytes = &bytes[at + len..];
+    }
+    frames
+}
+
+/// The close frame a server ended with, as (code, reason), from the bytes a
+/// raw client read.
+fn last_close(bytes: &[u8]) -> (u16, String) {
+    let frames = server_frames(bytes);
+    let (opcode, payload) = frames.last().expect("no frames");
+    assert_eq!(*opcode, 0x8, "the last frame is not a close frame");
+    (
+        u16::from_be_bytes([payload[0], payload[1]]),
+        String::from_utf8(payload[2..].to_vec()).unwrap(),
+    )
+}
+
+/// Everything a raw client can still read, until the server closes.
+async fn read_rest(tcp: &mut TcpStream) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    // A reset after the data still leaves the data read.
+    let _ = timeout(WAIT, tcp.read_to_end(&mut bytes))
+        .await
+        .expect("the server did not close");
+    bytes
+}
+
+/// The close frame the server sends, skipping what comes before it.
+async fn close_frame(socket: &mut Socket) -> CloseFrame {
+    loop {
+        match timeout(WAIT, socket.next()).await.unwrap() {
+            Some(Ok(Message::Close(Some(frame)))) => return frame,
+            Some(Ok(Message::Close(None))) => panic!("a close frame without a code"),
+            Some(Ok(_)) => {}
+            other => panic!("no close frame: {other:?}"),
+        }
+    }
+}
+
+const PAUSE: &[u8] = br#"{"type":"pause","paused":true}"#;
+
+/// Fills every session slot with dead tabs (each pauses its simulation,
+/// then neither reads nor answers anything, like a paused tab whose network
+/// went away), checks that a new tab is refused, then that one gets in
+/// within `deadline`. Returns how long that took, from when every slot was
+/// taken.
+async fn dead_tabs_make_way(options: Options, deadline: Duration) -> Duration {
+    let (max, idle) = (options.max_sessions, options.idle_timeout);
+    let lab = Lab::start(options).await;
+    let first = Instant::now();
+    let mut dead = Vec::new();
+    for i in 0..max {
+        let mut tcp = raw_upgrade(lab.addr).await;
+        let mask = (i as u32).to_le_bytes();
+        tcp.write_all(&client_frame(0x1, PAUSE, Some(mask)))
+            .await
+            .unwrap();
+        dead.push(tcp);
+    }
+    let since = Instant::now();
+    lab.wait_sessions(|n| n == max).await;
+    let url = format!("ws://{}/ws", lab.addr);
+    let err = tokio_tungstenite::connect_async(&url).await.unwrap_err();
+    assert!(err.to_string().contains("503"), "{err}");
+
+    let mut tab = loop {
+        match tokio_tungstenite::connect_async(&url).await {
+            Ok((socket, _)) => break socket,
+            Err(err) => assert!(err.to_string().contains("503"), "{err}"),
+        }
+        assert!(
+            since.elapsed() < deadline,
+            "no new tab admitted in {deadline:?}: {} sessions",
+            lab.stats.sessions()
+        );
+        sleep(Duration::from_millis(100)).await;
+    };
+    let took = since.elapsed();
+    // Not before the first dead tab had been silent for the idle timeout.
+    assert!(
+        first.elapsed() >= idle,
+        "admitted after {:?}",
+        first.elapsed()
+    );
+    assert_eq!(next_text(&mut tab).await["type"], "hello");
+    next_frame(&mut tab).await;
+
+    // The dead tabs were pinged, then told why they were closed.
+    lab.wait_sessions(|n| n == 1).await;
+    for tcp in dead.iter_mut().take(3) {
+        let bytes = read_rest(tcp).await;
+        assert!(
+            server_frames(&bytes)
+                .iter()
+                .any(|(opcode, _)| *opcode == 0x9)
+        );
+        let (code, reason) = last_close(&bytes);
+        assert_eq!(code, 4408, "{reason}");
+        assert!(reason.contains("timed out"), "{reason}");
+    }
+    lab.shut_down().await;
+    took
+}
+
+#[tokio::test]
+async fn dead_tabs_are_closed_and_free_their_slots() {
+    let options = Options {
+        ping_interval: Duration::from_millis(200),
+        idle_timeout: Duration::from_secs(1),
+        settings: Settings {
+            count: 100,
+            ..Settings::default()
+        },
+        ..Options::default()
+    };
+    assert_eq!(options.max_sessions, 64);
+    dead_tabs_make_way(options, Duration::from_secs(6)).await;
+}
+
+/// The same at the real timeouts: about half a minute. Run by hand:
+/// `cargo test -p quadrat-lab --test server -- --ignored --nocapture`.
+#[tokio::test]
+#[ignore = "takes half a minute"]
+async fn dead_tabs_make_way_at_the_default_timeouts() {
+    let took = dead_tabs_make_way(Options::default(), Duration::from_secs(60)).await;
+    println!("a new tab got in {took:.1?} after 64 dead tabs took every slot");
+}
+
+#[tokio::test]
+async fn a_quiet_tab_that_answers_pings_stays() {
+    let lab = Lab::start(Options {
+        ping_interval: Duration::from_millis(100),
+        idle_timeout: Duration::from_millis(500),
+        ..Options::default()
+    })
+    .await;
+    let mut socket = lab.connect().await;
+    next_text(&mut socket).await;
+    send(&mut socket, std::str::from_utf8(PAUSE).unwrap()).await;
+    // Paused, the page sends nothing; reading answers the pings.
+    let mut pings = 0;
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(2) {
+        match timeout(WAIT, socket.next()).await.unwrap() {
+            Some(Ok(Message::Ping(_))) => pings += 1,
+            Some(Ok(Message::Text(_) | Message::Binary(_) | Message::Pong(_))) => {}
+            other => panic!("the session ended: {other:?}"),
+        }
+    }
+    assert!(pings >= 10, "{pings} pings in 2 s");
+    assert_eq!(lab.stats.sessions(), 1);
+    send(&mut socket, r#"{"type":"step"}"#).await;
+    next_frame(&mut socket).await;
+    lab.shut_down().await;
+}
+
+#[tokio::test]
+async fn protocol_violations_get_a_close_frame_that_says_why() {
+    let lab = Lab::start(Options::default()).await;
+    let text = |payload: &[u8], fin| {
+        Message::Frame(WsFrame::message(
+            payload.to_vec(),
+            OpCode::Data(Data::Text),
+            fin,
+        ))
+    };
+    let cases: [(&str, Vec<Message>, u16); 5] = [
+        (
+            "a message over 4 KiB",
+            vec![Message::text("x".repeat(10_000))],
+            1009,
+        ),
+        (
+            "a message over 4 KiB in small frames",
+            vec![
+                text(&[b' '; 3_000], false),
+                Message::Frame(WsFrame::message(
+                    vec![b' '; 3_000],
+                    OpCode::Data(Data::Continue),
+                    true,
+                )),
+            ],
+            1009,
+        ),
+        (
+            "text that is not UTF-8",
+            vec![text(&[b'"', 0xff, 0xfe, b'"'], true)],
+            1007,
+        ),
+        (
+            "a reserved opcode",
+            vec![Message::Frame(WsFrame::message(
+                b"{}".to_vec(),
+                OpCode::Data(Data::Reserved(3)),
+                true,
+            ))],
+            1002,
+        ),
+        (
+            "a continuation without a start",
+            vec![Message::Frame(WsFrame::message(
+                b"{}".to_vec(),
+                OpCode::Data(Data::Continue),
+                true,
+            ))],
+            1002,
+        ),
+    ];
+    for (what, messages, code) in cases {
+        let mut socket = lab.connect().await;
+        next_text(&mut socket).await;
+        for message in messages {
+            socket.send(message).await.unwrap();
+        }
+        let close = close_frame(&mut socket).await;
+        assert_eq!(u16::from(close.code), code, "{what}: {close:?}");
+        assert!(!close.reason.is_empty(), "{what}");
+    }
+
+    // An unmasked frame, which only a server may send.
+    let mut tcp = raw_upgrade(lab.addr).await;
+    tcp.write_all(&client_frame(0x1, PAUSE, None))
+        .await
+        .unwrap();
+    let (code, reason) = last_close(&read_rest(&mut tcp).await);
+    assert_eq!(code, 1002, "{reason}");
+
+    // Each ended only its own session.
+    lab.wait_sessions(|n| n == 0).await;
+    let mut socket = lab.connect().await;
+    assert_eq!(next_text(&mut socket).await["type"], "hello");
+    lab.shut_down().await;
+}
+
+#[tokio::test]
+async fn a_close_frame_from_the_page_is_answered() {
+    let lab = Lab::start(Options::default()).await;
+    let mut socket = lab.connect().await;
+    next_frame(&mut socket).await;
+    socket
+        .close(Some(CloseFrame {
+            code: CloseCode::Normal,
+            reason: "bye".into(),
+        }))
+        .await
+        .unwrap();
+    let answer = close_frame(&mut socket).await;
+    assert_eq!(answer.code, CloseCode::Normal);
+    // Then the server closes the connection.
+    assert!(timeout(WAIT, socket.next()).await.unwrap().is_none());
+    lab.wait_sessions(|n| n == 0).await;
     lab.shut_down().await;
 }

@@ -16,8 +16,15 @@
 //! - a connection must send its request head within
 //!   [`Options::header_timeout`], and at most [`Options::max_connections`]
 //!   are open at once (a new one closes the oldest);
+//! - each session is pinged every [`Options::ping_interval`] and closed when
+//!   nothing, not even a Pong, has come from its page for
+//!   [`Options::idle_timeout`], which frees its slot for a new tab (a tab
+//!   behind a dead network, or a closed laptop, would otherwise hold it);
 //! - a session whose page stops reading is ended after
-//!   [`Options::stall_timeout`].
+//!   [`Options::stall_timeout`];
+//! - a page that breaks the WebSocket protocol gets a close frame that says
+//!   why (the codes are listed in [`protocol`]), and a page's own close
+//!   frame is answered.
 //!
 //! ```no_run
 //! # async fn example() -> std::io::Result<()> {
@@ -98,6 +105,14 @@ pub struct Options {
     /// A page that does not take a message for this long is disconnected.
     /// Default 10 s.
     pub stall_timeout: Duration,
+    /// How often each session pings its page. Browsers answer pings by
+    /// themselves, paused or in a background tab too. Default 10 s; keep it
+    /// well below `idle_timeout`.
+    pub ping_interval: Duration,
+    /// A session that hears nothing from its page (no message, no Pong)
+    /// for this long is closed, with close code 4408, and its slot freed.
+    /// Default 30 s: three pings unanswered.
+    pub idle_timeout: Duration,
     /// Settings each new session starts with.
     pub settings: Settings,
 }
@@ -111,6 +126,8 @@ impl Default for Options {
             max_connections: 256,
             header_timeout: Duration::from_secs(10),
             stall_timeout: Duration::from_secs(10),
+            ping_interval: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(30),
             settings: Settings::default(),
         }
     }
