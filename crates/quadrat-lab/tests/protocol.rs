@@ -356,6 +356,16 @@ fn broken_frames_are_refused() {
     let mut bad = bytes.clone();
     bad[0] = b'X';
     assert!(frame::decode(&bad).unwrap_err().contains("magic"));
+    // Counts that would need gigabytes (and overflow a 32-bit length: 9 ×
+    // 477,218,589 is 2³² + 5) are refused by the length alone.
+    for (sent, leaves) in [(u32::MAX, u32::MAX), (477_218_589, 0), (0, 1 << 29)] {
+        let mut huge = bytes[..frame::HEADER_LEN].to_vec();
+        huge[12..16].copy_from_slice(&sent.to_le_bytes());
+        huge[16..20].copy_from_slice(&leaves.to_le_bytes());
+        huge.extend_from_slice(&[0; 101]);
+        let err = frame::decode(&huge).unwrap_err();
+        assert!(err.contains("bytes"), "{err}");
+    }
     assert_eq!(frame::quantize(-5.0), 0);
     assert_eq!(frame::quantize(WORLD * 2.0), u16::MAX);
     assert_eq!(frame::dequantize(frame::quantize(WORLD)), WORLD);

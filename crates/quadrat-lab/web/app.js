@@ -62,11 +62,36 @@
         onFrame(event.data);
       }
     };
-    socket.onclose = () => {
-      setStatus('closed', 'disconnected');
-      showNotice('The connection to the lab server closed. Retrying…');
+    socket.onclose = (event) => {
+      const [short, long] = closeReason(event);
+      setStatus('closed', `disconnected: ${short}`);
+      showNotice(`${long} Retrying…`);
       setTimeout(connect, 1500);
     };
+  }
+
+  // Why the connection closed, short and long, from the close code (the
+  // server's are listed in src/serve/protocol.rs) and reason.
+  function closeReason({ code, reason }) {
+    const why = reason ? `: ${reason}` : '';
+    switch (code) {
+      case 1001:
+        return ['server stopped', 'The lab server is shutting down.'];
+      case 1002:
+        return ['protocol error', `The lab server closed the connection on a protocol error${why}.`];
+      case 1007:
+        return ['invalid text', `The lab server closed the connection on invalid text${why}.`];
+      case 1009:
+        return ['message too big', `The lab server closed the connection on a message too big${why}.`];
+      case 1011:
+        return ['server error', `The lab server closed the session on an error${why}.`];
+      case 4408:
+        return ['timed out', `The session timed out${why}.`];
+      case 1006:
+        return ['connection lost', 'The connection to the lab server was lost, or refused.'];
+      default:
+        return [`code ${code}`, `The lab server closed the connection (code ${code}${why}).`];
+    }
   }
 
   function send(message) {
@@ -466,10 +491,8 @@
 
   function setStatus(state, text) {
     const el = $('status');
-    if (el.dataset.state !== state) {
-      el.dataset.state = state;
-      el.textContent = text;
-    }
+    if (el.dataset.state !== state) el.dataset.state = state;
+    if (el.textContent !== text) el.textContent = text;
   }
 
   function say(text, error = false) {

@@ -301,8 +301,10 @@ pub fn encode(sim: &Simulation, info: FrameInfo, out: &mut Vec<u8>) {
 pub fn decode(bytes: &[u8]) -> Result<Frame, String> {
     let header = Header::read(bytes)?;
     let (sent, leaves) = (header.sent as usize, header.leaves as usize);
-    let len = HEADER_LEN + 8 * sent + 8 * leaves + sent;
-    if bytes.len() != len {
+    // In `u64`: where `usize` has 32 bits, the counts a header can claim
+    // would overflow it.
+    let len = HEADER_LEN as u64 + 9 * u64::from(header.sent) + 8 * u64::from(header.leaves);
+    if bytes.len() as u64 != len {
         return Err(format!(
             "a frame with {sent} objects and {leaves} leaves has {len} bytes, got {}",
             bytes.len()

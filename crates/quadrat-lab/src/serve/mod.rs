@@ -9,8 +9,22 @@
 //!
 //! The server binds to 127.0.0.1 unless told otherwise, checks every
 //! message, drops frames for a page that reads slowly rather than queueing
-//! them, ends the session of a page that stops reading, and shuts down
-//! cleanly on Ctrl-C.
+//! them, and shuts down cleanly on Ctrl-C. It holds nothing for a client
+//! that has gone quiet, so dead or hostile connections cannot lock the
+//! page out:
+//!
+//! - a connection must send its request head within
+//!   [`Options::header_timeout`], and at most [`Options::max_connections`]
+//!   are open at once (a new one closes the oldest);
+//! - each session is pinged every [`Options::ping_interval`] and closed when
+//!   nothing, not even a Pong, has come from its page for
+//!   [`Options::idle_timeout`], which frees its slot for a new tab (a tab
+//!   behind a dead network, or a closed laptop, would otherwise hold it);
+//! - a session whose page stops reading is ended after
+//!   [`Options::stall_timeout`];
+//! - a page that breaks the WebSocket protocol gets a close frame that says
+//!   why (the codes are listed in [`protocol`]), and a page's own close
+//!   frame is answered.
 //!
 //! ```no_run
 //! # async fn example() -> std::io::Result<()> {
@@ -22,6 +36,7 @@
 //! ```
 
 pub mod frame;
+mod listen;
 pub mod protocol;
 mod routes;
 mod session;
@@ -36,10 +51,12 @@ use std::time::Duration;
 
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
+use tokio::time::timeout_at;
 
 use crate::sim::Settings;
 
-/// How long shutting down waits for open sessions to close.
+/// How long shutting down waits for open connections, then for open
+/// sessions, to close.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
 /// Command-line arguments of `quadrat-lab serve`.
@@ -77,8 +94,25 @@ pub struct Options {
     pub port: u16,
     /// The most sessions (tabs) at once; more are refused with 503.
     pub max_sessions: usize,
+    /// The most HTTP connections open at once (a connection that became a
+    /// session's WebSocket no longer counts). A new connection past the cap
+    /// closes the oldest open one. Default 256.
+    pub max_connections: usize,
+    /// A connection that has not sent a complete request head this long
+    /// after opening (or after its last response, when kept alive) is
+    /// closed. Default 10 s.
+    pub header_timeout: Duration,
     /// A page that does not take a message for this long is disconnected.
+    /// Default 10 s.
     pub stall_timeout: Duration,
+    /// How often each session pings its page. Browsers answer pings by
+    /// themselves, paused or in a background tab too. Default 10 s; keep it
+    /// well below `idle_timeout`.
+    pub ping_interval: Duration,
+    /// A session that hears nothing from its page (no message, no Pong)
+    /// for this long is closed, with close code 4408, and its slot freed.
+    /// Default 30 s: three pings unanswered.
+    pub idle_timeout: Duration,
     /// Settings each new session starts with.
     pub settings: Settings,
 }
@@ -89,7 +123,11 @@ impl Default for Options {
             host: IpAddr::V4(Ipv4Addr::LOCALHOST),
             port: 8080,
             max_sessions: 64,
+            max_connections: 256,
+            header_timeout: Duration::from_secs(10),
             stall_timeout: Duration::from_secs(10),
+            ping_interval: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(30),
             settings: Settings::default(),
         }
     }
@@ -111,6 +149,7 @@ impl From<&Args> for Options {
 pub struct Stats {
     sessions: AtomicUsize,
     started: AtomicU64,
+    connections: AtomicUsize,
 }
 
 impl Stats {
@@ -125,6 +164,12 @@ impl Stats {
     #[must_use]
     pub fn sessions_started(&self) -> u64 {
         self.started.load(Ordering::Acquire)
+    }
+
+    /// HTTP connections open now, sessions' WebSockets not included.
+    #[must_use]
+    pub fn connections(&self) -> usize {
+        self.connections.load(Ordering::Acquire)
     }
 }
 
@@ -217,9 +262,9 @@ impl Server {
         Arc::clone(&self.stats)
     }
 
-    /// Serves until `shutdown` completes, then closes every session (each
-    /// page gets a WebSocket close frame) and waits up to five seconds for
-    /// their simulations to stop.
+    /// Serves until `shutdown` completes, then stops accepting, closes every
+    /// session (each page gets a WebSocket close frame) and waits up to five
+    /// seconds for open requests to finish and for the simulations to stop.
     pub async fn serve(
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
@@ -234,17 +279,25 @@ impl Server {
             shutdown: stopped,
             alive,
         });
-        let app = routes::router(state);
+        let app = routes::router(Arc::clone(&state));
         let signal = async move {
             shutdown.await;
             let _ = stop.send(true);
         };
-        axum::serve(self.listener, app)
-            .with_graceful_shutdown(signal)
-            .await?;
-        // The router, and with it the state's sender, is gone now; `recv`
-        // returns `None` once every session's slot has been dropped too.
-        let _ = tokio::time::timeout(SHUTDOWN_GRACE, all_gone.recv()).await;
+        let deadline = listen::serve(
+            self.listener,
+            app,
+            &state.options,
+            Arc::clone(&state.stats),
+            signal,
+            SHUTDOWN_GRACE,
+        )
+        .await;
+        // Every connection's copy of the router is gone now, and with the
+        // last copy of the state its sender; `recv` returns `None` once every
+        // session's slot has been dropped too.
+        drop(state);
+        let _ = timeout_at(deadline, all_gone.recv()).await;
         Ok(())
     }
 }

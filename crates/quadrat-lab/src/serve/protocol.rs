@@ -20,6 +20,24 @@
 //! The server sends [`Reply`] messages as JSON text (`hello` on connect,
 //! `settings` after each accepted change, `error`) and the frames of
 //! [`frame`](super::frame) as binary messages.
+//!
+//! A binary message from the page is refused like a bad JSON message, with
+//! an `error`, and the session goes on. What breaks the WebSocket protocol
+//! itself ends the session, with a close frame whose code says why (and a
+//! short reason):
+//!
+//! | code | when |
+//! |---:|---|
+//! | 1001 (going away) | the server is shutting down |
+//! | 1002 (protocol error) | a frame the protocol forbids: unmasked, reserved bits or opcodes, a fragmented or oversized control frame, a continuation without a start |
+//! | 1007 (invalid payload) | a text message that is not valid UTF-8 |
+//! | 1009 (message too big) | a message or frame over 4,096 bytes |
+//! | 1011 (internal error) | the session's simulation stopped |
+//! | [`TIMED_OUT`] (4408) | nothing (no message, no Pong) came from the page for the server's idle timeout |
+//!
+//! A close frame from the page is answered with the same code, as the close
+//! handshake asks. A page that stops reading gets no close frame (it would
+//! not read it): its connection is closed after the stall timeout.
 
 use quadrat::scenario::Layout;
 use quadrat::{Aabb, MAX_DEPTH, Vec2};
@@ -29,6 +47,10 @@ use crate::sim::{
     self, BRUTE_FORCE_MAX, BroadPhase, MAX_COUNT, MAX_ITEMS_LIMIT, MIN_COUNT, SIZE_RANGE,
     SPEED_RANGE, Settings, WORLD,
 };
+
+/// Close code of a session whose page fell silent: 4000 to 4999 are for
+/// applications; 4408 after HTTP's 408 Request Timeout.
+pub const TIMED_OUT: u16 = 4408;
 
 /// Coordinates from the page may lie this far outside the world, no more.
 const COORDINATE_LIMIT: f32 = 1.0e6;

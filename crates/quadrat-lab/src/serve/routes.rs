@@ -23,7 +23,7 @@ use axum::routing::get;
 use super::{State, session};
 
 /// Largest message the page may send (its JSON messages are far smaller).
-const MAX_MESSAGE: usize = 4096;
+pub(super) const MAX_MESSAGE: usize = 4096;
 
 const INDEX_HTML: &str = include_str!("../../web/index.html");
 const APP_JS: &str = include_str!("../../web/app.js");

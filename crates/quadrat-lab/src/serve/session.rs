@@ -11,13 +11,18 @@
 //! - the **reader** parses each message from the page
 //!   ([`protocol::parse`]), answers a refused one with an `error`, and
 //!   passes accepted commands on (a small bounded queue; a flood is refused
-//!   too);
-//! - the **writer** sends replies and the latest frame. A send that does not
-//!   finish within the stall timeout (the page stopped reading) ends the
-//!   session.
+//!   too). When nothing at all comes from the page for the idle timeout,
+//!   the page is taken for gone;
+//! - the **writer** sends replies, the latest frame, and a ping every ping
+//!   interval, which a live page answers with a Pong even when paused. A
+//!   send that does not finish within the stall timeout (the page stopped
+//!   reading) ends the session.
 //!
-//! When the page closes, the reader or writer ends, the channels close, and
-//! the thread stops within a tick and frees the simulation.
+//! Whichever part ends first says how the connection closes ([`End`]): a
+//! close frame with a code the page can show, the answer to the page's own
+//! close frame, or, when nothing can be sent any more, just closing it. The
+//! channels close with it, and the thread stops within a tick and frees the
+//! simulation.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -30,11 +35,12 @@ use axum::extract::ws::{CloseFrame, Message, WebSocket, close_code};
 use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};
 use tokio::sync::{mpsc as async_mpsc, watch};
-use tokio::time::timeout;
+use tokio::time::{MissedTickBehavior, interval_at, timeout};
+use tungstenite::error::{Error as WsError, ProtocolError};
 
-use super::State;
 use super::frame::{self, FrameInfo};
 use super::protocol::{self, Command, Reply};
+use super::{Options, State};
 use crate::sim::{DT, Simulation};
 
 /// Commands waiting for the simulation thread; more at once are refused.
@@ -43,6 +49,14 @@ const COMMAND_QUEUE: usize = 64;
 /// Replies waiting for the writer; more at once are dropped.
 const REPLY_QUEUE: usize = 16;
 
+/// How long sending a close frame may take before the connection is closed
+/// without it, and then how long the page has to answer it.
+const CLOSE_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// The longest reason a close frame can carry: its payload is at most 125
+/// bytes, two of them the code.
+const MAX_REASON: usize = 123;
+
 /// A frame published by the simulation thread.
 #[derive(Clone, Debug, Default)]
 struct Published {
@@ -50,8 +64,64 @@ struct Published {
     bytes: Bytes,
 }
 
-/// Runs one session until the page goes away, stalls, or the server shuts
-/// down. Returns after the simulation thread has stopped.
+/// How a session's connection closes.
+#[derive(Debug)]
+enum End {
+    /// Send the page this close frame, then close the connection.
+    Close(CloseFrame),
+    /// The page sent a close frame: send it back (the close handshake),
+    /// then close the connection.
+    Answer,
+    /// Nothing can be sent any more (the connection broke, or the page
+    /// stopped reading): just close it.
+    Abandon,
+}
+
+impl End {
+    fn close(code: u16, reason: impl Into<String>) -> End {
+        let mut reason = reason.into();
+        if reason.len() > MAX_REASON {
+            let mut end = MAX_REASON;
+            while !reason.is_char_boundary(end) {
+                end -= 1;
+            }
+            reason.truncate(end);
+        }
+        End::Close(CloseFrame {
+            code,
+            reason: reason.into(),
+        })
+    }
+
+    /// The end a broken read calls for; see the close codes in
+    /// [`protocol`].
+    fn broken(error: axum::Error) -> End {
+        let Ok(error) = error.into_inner().downcast::<WsError>() else {
+            return End::Abandon;
+        };
+        match *error {
+            WsError::Capacity(_) => End::close(
+                close_code::SIZE,
+                format!(
+                    "message too big: the limit is {} bytes",
+                    super::routes::MAX_MESSAGE
+                ),
+            ),
+            WsError::Utf8(_) => End::close(close_code::INVALID, "text message is not valid UTF-8"),
+            // The page went away without a close frame: no one to tell.
+            WsError::Protocol(ProtocolError::ResetWithoutClosingHandshake) => End::Abandon,
+            WsError::Protocol(e) => {
+                End::close(close_code::PROTOCOL, format!("protocol error: {e}"))
+            }
+            // I/O errors: the connection is gone.
+            _ => End::Abandon,
+        }
+    }
+}
+
+/// Runs one session until the page goes away, stalls, falls silent, breaks
+/// the protocol, or the server shuts down. Returns after the connection is
+/// closed and the simulation thread has stopped.
 pub(super) async fn run(socket: WebSocket, state: Arc<State>) {
     let sim = match Simulation::new(state.options.settings) {
         Ok(sim) => sim,
@@ -89,23 +159,56 @@ pub(super) async fn run(socket: WebSocket, state: Arc<State>) {
         }
     };
 
-    let (sink, stream) = socket.split();
+    let (mut sink, mut stream) = socket.split();
     let mut shutdown = state.shutdown.clone();
-    tokio::select! {
-        () = read(stream, commands, replies) => {}
-        () = write(sink, frame_rx, reply_rx, &taken, state.options.stall_timeout, &mut shutdown) => {}
+    let options = &state.options;
+    let end = tokio::select! {
+        end = read(&mut stream, commands, replies, options.idle_timeout) => end,
+        end = write(&mut sink, frame_rx, reply_rx, &taken, options, &mut shutdown) => end,
+    };
+    match end {
+        End::Close(frame) => {
+            let sent = timeout(CLOSE_TIMEOUT, sink.send(Message::Close(Some(frame)))).await;
+            if let Ok(Ok(())) = sent {
+                // The page answers with its own close frame (a stream that
+                // broke, or a page that is gone, ends this at once or soon).
+                let answer = async { while let Some(Ok(_)) = stream.next().await {} };
+                let _ = timeout(CLOSE_TIMEOUT, answer).await;
+            }
+        }
+        // Closing after the page's close frame sends the answer queued for
+        // it.
+        End::Answer => {
+            let _ = timeout(CLOSE_TIMEOUT, sink.close()).await;
+        }
+        End::Abandon => {}
     }
+    // The server closes the TCP connection, as RFC 6455 asks.
+    drop((sink, stream));
     // Every channel to the thread is closed now: it stops within a tick.
     let _ = tokio::task::spawn_blocking(move || thread.join()).await;
 }
 
-/// Reads the page's messages until it closes the connection.
+/// Reads the page's messages until it closes the connection, breaks the
+/// protocol, or sends nothing for `idle`.
 async fn read(
-    mut stream: SplitStream<WebSocket>,
+    stream: &mut SplitStream<WebSocket>,
     commands: SyncSender<Command>,
     replies: async_mpsc::Sender<String>,
-) {
-    while let Some(Ok(message)) = stream.next().await {
+    idle: Duration,
+) -> End {
+    loop {
+        let message = match timeout(idle, stream.next()).await {
+            Ok(Some(Ok(message))) => message,
+            Ok(Some(Err(error))) => return End::broken(error),
+            Ok(None) => return End::Abandon,
+            Err(_) => {
+                return End::close(
+                    protocol::TIMED_OUT,
+                    format!("timed out: nothing from the page for {idle:.0?}"),
+                );
+            }
+        };
         let refusal = match message {
             Message::Text(text) => match protocol::parse(text.as_str()) {
                 Ok(command) => match commands.try_send(command) {
@@ -113,14 +216,18 @@ async fn read(
                     Err(TrySendError::Full(_)) => {
                         Some("too many messages at once: this one was dropped".to_owned())
                     }
-                    Err(TrySendError::Disconnected(_)) => return,
+                    Err(TrySendError::Disconnected(_)) => {
+                        return End::close(close_code::ERROR, "the simulation stopped");
+                    }
                 },
                 Err(message) => Some(message),
             },
             Message::Binary(_) => {
                 Some("binary messages are not accepted: send JSON text".to_owned())
             }
-            Message::Close(_) => return,
+            Message::Close(_) => return End::Answer,
+            // A Pong is the answer to the writer's ping: the page is alive,
+            // which the read itself has shown.
             Message::Ping(_) | Message::Pong(_) => None,
         };
         if let Some(message) = refusal {
@@ -129,31 +236,33 @@ async fn read(
     }
 }
 
-/// Sends replies and the latest frame until the page stops reading for
-/// `stall`, a channel closes, or the server shuts down.
+/// Sends replies, the latest frame and pings until the page stops reading
+/// for the stall timeout, the simulation stops, or the server shuts down.
 async fn write(
-    mut sink: SplitSink<WebSocket, Message>,
+    sink: &mut SplitSink<WebSocket, Message>,
     mut frames: watch::Receiver<Published>,
     mut replies: async_mpsc::Receiver<String>,
     taken: &AtomicU32,
-    stall: Duration,
+    options: &Options,
     shutdown: &mut watch::Receiver<bool>,
-) {
+) -> End {
+    // (An interval must not be zero.)
+    let every = options.ping_interval.max(Duration::from_millis(1));
+    let mut ping = interval_at(tokio::time::Instant::now() + every, every);
+    ping.set_missed_tick_behavior(MissedTickBehavior::Delay);
     loop {
         let message = tokio::select! {
             biased;
-            _ = shutdown.changed() => {
-                let close = CloseFrame { code: close_code::AWAY, reason: "the server is shutting down".into() };
-                let _ = timeout(stall, sink.send(Message::Close(Some(close)))).await;
-                return;
+            _ = shutdown.wait_for(|stop| *stop) => {
+                return End::close(close_code::AWAY, "the server is shutting down");
             }
             reply = replies.recv() => match reply {
                 Some(text) => Message::text(text),
-                None => return,
+                None => return End::close(close_code::ERROR, "the simulation stopped"),
             },
             changed = frames.changed() => {
                 if changed.is_err() {
-                    return;
+                    return End::close(close_code::ERROR, "the simulation stopped");
                 }
                 // Recorded while the frame is borrowed, so the simulation
                 // thread (which replaces it under the write lock) sees it.
@@ -161,10 +270,11 @@ async fn write(
                 taken.store(latest.number, Ordering::Release);
                 Message::binary(latest.bytes.clone())
             }
+            _ = ping.tick() => Message::Ping(Bytes::new()),
         };
-        match timeout(stall, sink.send(message)).await {
+        match timeout(options.stall_timeout, sink.send(message)).await {
             Ok(Ok(())) => {}
-            Ok(Err(_)) | Err(_) => return,
+            Ok(Err(_)) | Err(_) => return End::Abandon,
         }
     }
 }

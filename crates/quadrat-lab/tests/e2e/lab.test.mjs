@@ -286,6 +286,12 @@ test('Ctrl-C stops the server cleanly', async () => {
   const { code } = await exited;
   assert.equal(code, 0);
   assert.match(labOutput, /stopped/);
-  // The page notices.
+  // The page notices, and says why (the server's close code, 1001).
   await page.waitForFunction(() => document.getElementById('status').dataset.state === 'closed');
+  const told = await page.evaluate(() => [
+    document.getElementById('status').textContent,
+    document.getElementById('notice').textContent,
+  ]);
+  assert.match(told[0], /server stopped/);
+  assert.match(told[1], /shutting down/);
 });
