@@ -50,8 +50,10 @@ impl<T> QuadTree<T> {
     /// distance to the shape inside each box: `dist(key, value, box)` returns
     /// an item's distance from `p`, or `None` to skip the item (a layer
     /// filter, say). It must never be less than the distance from `p` to the
-    /// item's box, which is what lets whole subtrees be skipped. Results as
-    /// for [`nearest`](QuadTree::nearest).
+    /// item's box (by more than a relative 2⁻²⁰, which covers a distance
+    /// computed in `f32` rounding a few units in the last place below the
+    /// box's), which is what lets whole subtrees be skipped. Results as for
+    /// [`nearest`](QuadTree::nearest).
     ///
     /// ```
     /// use quadrat::{Aabb, Circle, QuadTree};
@@ -89,11 +91,20 @@ impl<T> QuadTree<T> {
             return Vec::new();
         }
         let mut best: BinaryHeap<Found> = BinaryHeap::with_capacity(k + 1);
+        // How far past the k-th best distance boxes are still searched. By
+        // box distance, exactly that far. A distance of the caller's,
+        // computed another way, may round a few units in the last place
+        // below its box's: a relative 2⁻²⁰ more keeps such items found.
+        let reach = if dist.is_some() {
+            1.0 + 1.0 / (1u32 << 20) as f32
+        } else {
+            1.0
+        };
         let worst = |best: &BinaryHeap<Found>| {
             if best.len() < k {
                 f32::INFINITY
             } else {
-                best.peek().map_or(f32::INFINITY, |f| f.0)
+                best.peek().map_or(f32::INFINITY, |f| f.0 * reach)
             }
         };
         let mut stack = [(0u32, 0f32); STACK];
