@@ -281,12 +281,32 @@ impl Shape {
                 normal: -u,
             });
         }
+        // From farther than 64 times the size of a shape that has one, `f32`
+        // arithmetic from the origin rounds by more than the shape's size:
+        // start instead where the ray enters the shape's box (in `f64`), and
+        // add that distance back.
+        let bounds = self.aabb(pos);
+        let size = bounds.width().max(bounds.height());
+        let mut skip = 0.0f64;
+        let mut o = o;
+        if size > 0.0 {
+            let cast = crate::geom::RayCast::new(&Ray::new(o, u), f32::INFINITY)?;
+            let t = cast.enter(&bounds)?;
+            if t > 64.0 * f64::from(size) {
+                let at = |o: f32, u: f32| (f64::from(o) + f64::from(u) * t) as f32;
+                skip = t;
+                o = Vec2::new(at(o.x, u.x), at(o.y, u.y));
+            }
+        }
         let (core, radius) = narrow::core(self, pos);
-        let hit = match core {
+        let mut hit = match core {
             Core::Point(c) => ray_disc(o, u, c, radius),
             Core::Segment(s) => ray_capsule(o, u, &s, radius),
             Core::Box(b) => ray_box(o, u, &b),
         }?;
+        if skip > 0.0 {
+            hit.dist = (skip + f64::from(hit.dist)) as f32;
+        }
         (hit.dist <= max_dist && hit.dist.is_finite() && hit.normal.is_finite()).then_some(hit)
     }
 
