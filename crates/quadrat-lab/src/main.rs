@@ -38,9 +38,9 @@ enum Command {
     Render(quadrat_lab::render::Args),
     /// Check brute force, other broad phases and quadrat for exactness on
     /// the same scenes, then time them: build + all pairs over a sweep of n,
-    /// moving frames, and range queries. Writes Markdown, CSV and a log–log
-    /// plot.
-    Bench(quadrat_lab::bench::Args),
+    /// moving frames, queries, memory, and resting worlds (a static map
+    /// with movers). Writes Markdown, CSV and log–log plots.
+    Bench(Box<quadrat_lab::bench::Args>),
 }
 
 fn main() -> ExitCode {

@@ -43,6 +43,12 @@ fn quick_bench_checks_exactness_and_writes_every_output() {
         "200",
         "--nearest-k",
         "5",
+        "--resting-n",
+        "500,2k",
+        "--resting-movers",
+        "50,200",
+        "--brownian-n",
+        "300",
         "--out",
         dir.to_str().expect("a UTF-8 path"),
     ]);
@@ -82,6 +88,36 @@ fn quick_bench_checks_exactness_and_writes_every_output() {
     ] {
         assert!(stdout.contains(what), "no `{what}` in\n{stdout}");
     }
+    // The resting scenes: every split and the world agreed with brute force.
+    for scene in ["confined", "spread"] {
+        for (ns, nm) in [(500, 50), (2000, 200)] {
+            let what = format!("exact: resting tiles, movers {scene} {ns}+{nm}: ");
+            let line = stdout
+                .lines()
+                .find(|l| l.starts_with(&what))
+                .unwrap_or_else(|| panic!("no `{what}` in\n{stdout}"));
+            assert!(
+                line.contains("by brute force; agree: quadrat world"),
+                "{line}"
+            );
+            assert!(line.contains("quadrat split"), "{line}");
+            if cfg!(feature = "peers") {
+                for peer in ["broccoli split", "parry2d split", "rstar split"] {
+                    assert!(line.contains(peer), "{peer} not checked: {line}");
+                }
+            }
+        }
+    }
+    let what = "exact: resting brownian 0+300: ";
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with(what))
+        .unwrap_or_else(|| panic!("no `{what}` in\n{stdout}"));
+    assert!(
+        line.contains("by brute force; agree: quadrat world"),
+        "{line}"
+    );
+    assert!(dir.join("resting.md").is_file() && dir.join("resting.png").is_file());
     // Nearest and ray casts were checked against brute force, and the peers
     // that answer them agreed (up to ties, which the line would name).
     let peers = cfg!(feature = "peers");

@@ -7,6 +7,9 @@
 mod common;
 
 use broccoli::aabb::pin::AabbPin;
+use obvhs::aabb::Aabb as ObvhsAabb;
+use obvhs::bvh2::Bvh2;
+use obvhs::ploc::{PlocBuilder, PlocSearchDistance, SortPrecision};
 use parry2d::bounding_volume::Aabb as ParryAabb;
 use parry2d::math::Vector;
 use parry2d::partitioning::{Bvh, BvhBuildStrategy, BvhWorkspace};
@@ -80,6 +83,33 @@ fn rstar_hits(boxes: &[[f32; 4]], q: [f32; 4]) -> usize {
         .count()
 }
 
+/// The box with z in `[0, dz]`.
+fn obvhs_aabb(b: &[f32; 4], dz: f32) -> ObvhsAabb {
+    ObvhsAabb::new([b[0], b[1], 0.0].into(), [b[2], b[3], dz].into())
+}
+
+/// obvhs's PLOC tree over `boxes`, one box per leaf, as the adapter builds
+/// it, with z in `[0, dz]`.
+fn obvhs_bvh(boxes: &[[f32; 4]], dz: f32) -> Bvh2 {
+    let aabbs: Vec<_> = boxes.iter().map(|b| obvhs_aabb(b, dz)).collect();
+    PlocBuilder::new().build(
+        PlocSearchDistance::Minimum,
+        &aabbs,
+        (0..aabbs.len() as u32).collect(),
+        SortPrecision::U64,
+        0,
+    )
+}
+
+fn obvhs_hits(boxes: &[[f32; 4]], q: [f32; 4], dz: f32) -> usize {
+    let mut n = 0;
+    obvhs_bvh(boxes, dz).aabb_traverse(obvhs_aabb(&q, dz), |bvh, node| {
+        n += bvh.nodes[node as usize].prim_count as usize;
+        true
+    });
+    n
+}
+
 #[derive(Clone, Copy)]
 struct FsBox([f32; 4]);
 
@@ -136,6 +166,28 @@ fn rstar_is_closed() {
     for case in CASES {
         assert_eq!(rstar_hits(&case[..1], case[1]), 1, "{case:?}");
     }
+}
+
+#[test]
+fn obvhs_aabb_traversal_is_closed() {
+    for case in CASES {
+        for dz in [0.0, 1.0] {
+            // A tree that is a single leaf, and one with an inner root.
+            assert_eq!(obvhs_hits(&case[..1], case[1], dz), 1, "{case:?}");
+            assert_eq!(obvhs_hits(&case, case[1], dz), 2, "{case:?}");
+        }
+    }
+}
+
+#[test]
+fn obvhs_ploc_chains_collinear_boxes_without_z_extent() {
+    // With z in [0, 0], every union of points on a line has area 0, PLOC
+    // merges one pair per pass, and the tree is a chain with a level per
+    // point (`depth` counts levels); a z extent of 1 makes the union's half
+    // area grow with its length.
+    let points: Vec<[f32; 4]> = (0..1000).map(|i| [i as f32, 5.0, i as f32, 5.0]).collect();
+    assert_eq!(obvhs_bvh(&points, 0.0).depth(0), points.len());
+    assert!(obvhs_bvh(&points, 1.0).depth(0) < 30);
 }
 
 #[test]

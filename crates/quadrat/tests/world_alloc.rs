@@ -71,6 +71,29 @@ fn steady_state_steps_allocate_nothing() {
     // array in place, so moves allocate nothing either.
     assert_eq!(in_moves, 0, "a period of moves allocated {in_moves} times");
 
+    // The incremental step: one body in 50 moves, the rest rest.
+    let move_some = |world: &mut CollisionWorld<usize>, f: u32| {
+        for &(k, p) in bodies.iter().step_by(50) {
+            let t = f as f32 * core::f32::consts::TAU / 16.0;
+            world.set_position(k, p + Vec2::new(t.cos(), t.sin()) * 3.0);
+        }
+    };
+    for f in 48..80 {
+        move_some(&mut world, f);
+        assert!(!world.step().full_pass);
+    }
+    let mut in_steps = 0;
+    for f in 80..96 {
+        move_some(&mut world, f);
+        in_steps += allocations_during(|| {
+            world.step();
+        });
+    }
+    assert_eq!(
+        in_steps, 0,
+        "a period of incremental steps allocated {in_steps} times"
+    );
+
     // Queries into reused buffers allocate nothing.
     let mut out = Vec::with_capacity(1024);
     let probe = Shape::Circle { radius: 8.0 };

@@ -7,7 +7,7 @@ use quadrat::scenario::Layout;
 
 use super::implementation::Implementation;
 use super::scene::{Motion, QueryKind};
-use super::{memory, moving, pairs, queries};
+use super::{memory, moving, pairs, queries, resting};
 
 /// The benchmarks `bench` can run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -20,6 +20,9 @@ pub enum Part {
     Queries,
     /// Heap of each index, peak while built and retained.
     Memory,
+    /// A static tile map with movers, and brownian motion: the step's cost
+    /// against what moved.
+    Resting,
 }
 
 /// Options of `quadrat-lab bench`. Unset options take the defaults of the
@@ -64,6 +67,20 @@ pub struct Args {
     #[arg(long, value_name = "N", value_delimiter = ',', value_parser = parse_count)]
     pub moving_n: Vec<usize>,
 
+    /// Numbers of static tiles of the resting benchmark, each with 1k and
+    /// 10k movers [default: 8k,10k,100k,200k,1M; quick: 8k,10k,100k,200k].
+    #[arg(long, value_name = "N", value_delimiter = ',', value_parser = parse_count)]
+    pub resting_n: Vec<usize>,
+
+    /// Numbers of movers of the resting benchmark [default: 1k,10k].
+    #[arg(long, value_name = "N", value_delimiter = ',', value_parser = parse_count)]
+    pub resting_movers: Vec<usize>,
+
+    /// Numbers of bodies of the brownian scene (nothing rests)
+    /// [default: 10k,100k].
+    #[arg(long, value_name = "N", value_delimiter = ',', value_parser = parse_count)]
+    pub brownian_n: Vec<usize>,
+
     /// Frames before the measured ones [default: 5; quick: 2].
     #[arg(long)]
     pub warmup: Option<usize>,
@@ -104,6 +121,9 @@ pub(super) struct Settings {
     pub(super) runs: usize,
     pub(super) limit: Duration,
     pub(super) moving_ns: Vec<usize>,
+    pub(super) resting_ns: Vec<usize>,
+    pub(super) resting_movers: Vec<usize>,
+    pub(super) brownian_ns: Vec<usize>,
     pub(super) warmup: usize,
     pub(super) frames: usize,
     pub(super) query_n: usize,
@@ -140,7 +160,13 @@ impl Settings {
         implementations.dedup();
         Settings {
             parts: if args.only.is_empty() {
-                vec![Part::Pairs, Part::Moving, Part::Queries, Part::Memory]
+                vec![
+                    Part::Pairs,
+                    Part::Moving,
+                    Part::Queries,
+                    Part::Memory,
+                    Part::Resting,
+                ]
             } else {
                 args.only.clone()
             },
@@ -162,6 +188,13 @@ impl Settings {
                     .max(0.0),
             ),
             moving_ns: or(&args.moving_n, &[100_000, 1_000_000], &[100_000]),
+            resting_ns: or(
+                &args.resting_n,
+                &[8_000, 10_000, 100_000, 200_000, 1_000_000],
+                &[8_000, 10_000, 100_000, 200_000],
+            ),
+            resting_movers: or(&args.resting_movers, &[1_000, 10_000], &[1_000, 10_000]),
+            brownian_ns: or(&args.brownian_n, &[10_000, 100_000], &[10_000, 100_000]),
             warmup: pick(args.warmup, 5, 2),
             frames: pick(args.frames, 10, 5).max(1),
             query_n: pick(args.query_n, 1_000_000, 100_000).max(1),
@@ -194,6 +227,11 @@ impl Settings {
         }
         if self.runs(Part::Memory) {
             steps += memory::participants(imps).len();
+        }
+        if self.runs(Part::Resting) {
+            steps += (2 * self.resting_movers.len() * self.resting_ns.len()
+                + self.brownian_ns.len())
+                * resting::runners(imps).len();
         }
         steps as u64
     }

@@ -6,7 +6,7 @@ use clap::builder::PossibleValue;
 use super::ours::{Quadrat, QuadratPar};
 use super::peers::{Bbox, BroadPhase, Brute, Sweep, TutorialQuadtree};
 #[cfg(feature = "peers")]
-use super::peers::{Broccoli, FlatSpatial, Parry, ParryRebuild, Rstar};
+use super::peers::{Broccoli, FlatSpatial, Obvhs, Parry, ParryRebuild, Rstar};
 
 /// One broad phase the benchmark can build, check and time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -36,6 +36,9 @@ pub enum Implementation {
     /// flat_spatial's sparse grid.
     #[cfg(feature = "peers")]
     FlatSpatial,
+    /// obvhs's BVH, built by PLOC.
+    #[cfg(feature = "peers")]
+    Obvhs,
 }
 
 /// What the benchmark needs to know about an implementation.
@@ -71,6 +74,8 @@ impl Implementation {
         Implementation::ParryRebuild,
         #[cfg(feature = "peers")]
         Implementation::FlatSpatial,
+        #[cfg(feature = "peers")]
+        Implementation::Obvhs,
         Implementation::Quadrat,
         Implementation::QuadratPar,
     ];
@@ -92,6 +97,8 @@ impl Implementation {
             Implementation::ParryRebuild => Spec::of::<ParryRebuild>(),
             #[cfg(feature = "peers")]
             Implementation::FlatSpatial => Spec::of::<FlatSpatial>(),
+            #[cfg(feature = "peers")]
+            Implementation::Obvhs => Spec::of::<Obvhs>(),
         }
     }
 

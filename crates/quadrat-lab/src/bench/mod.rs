@@ -18,6 +18,10 @@
 //!   a ray hits (quadrat and parry2d).
 //! - **memory**: the heap each tree-shaped index takes at the queries' n,
 //!   peak while built and retained, counted by the binary's allocator.
+//! - **resting**: a static tile map with 1k or 10k movers, timed per step
+//!   for quadrat's `CollisionWorld` and for the two-tree split written by
+//!   hand with each implementation (see `resting.rs`); `resting.md` and
+//!   `resting.png` (time per step against the number of static tiles).
 //!
 //! Results go to standard output and to `--out`: `bench.md` (the tables),
 //! `bench.csv` (every figure) and `pairs.png` / `pairs.svg` (time against n,
@@ -39,6 +43,7 @@ mod queries;
 mod record;
 mod reference;
 mod report;
+mod resting;
 pub mod scene;
 mod timing;
 
@@ -185,6 +190,9 @@ fn run_parts(settings: &Settings, progress: &Progress, results: &mut Results) ->
     }
     if settings.runs(Part::Memory) {
         memory::run(settings, progress, results);
+    }
+    if settings.runs(Part::Resting) {
+        resting::run(settings, progress, results)?;
     }
     Ok(())
 }

@@ -164,6 +164,8 @@ fn color(i: Implementation) -> RGBColor {
         Implementation::ParryRebuild => RGBColor(197, 176, 213),
         #[cfg(feature = "peers")]
         Implementation::FlatSpatial => RGBColor(23, 190, 207),
+        #[cfg(feature = "peers")]
+        Implementation::Obvhs => RGBColor(188, 189, 34),
     }
 }
 
@@ -275,6 +277,115 @@ fn fmt_time(ms: f64) -> String {
 fn trim(x: f64) -> String {
     let s = format!("{x:.4}");
     s.trim_end_matches('0').trim_end_matches('.').to_owned()
+}
+
+/// The resting plot: time per step against the number of static tiles,
+/// log–log, one panel per scene and one line per implementation and mover
+/// count. Written as PNG.
+pub(super) fn write_resting(points: &[super::resting::Point], png: &Path) -> Result<(), Error> {
+    register_fonts()?;
+    let scenes: Vec<String> = {
+        // The tile scenes: brownian has no static bodies to plot against.
+        let mut v: Vec<String> = points
+            .iter()
+            .filter(|p| p.statics() > 0)
+            .map(|p| p.scene().to_owned())
+            .collect();
+        v.dedup();
+        v
+    };
+    let size = (PANEL.0 * scenes.len().max(1) as u32, PANEL.1);
+    let mut rgb = vec![0u8; size.0 as usize * size.1 as usize * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, size).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| Error::Plot(e.to_string()))?;
+        let areas = root.split_evenly((1, scenes.len().max(1)));
+        for (area, scene) in areas.iter().zip(&scenes) {
+            draw_resting(area, scene, points).map_err(|e| Error::Plot(e.to_string()))?;
+        }
+        root.present().map_err(|e| Error::Plot(e.to_string()))?;
+    }
+    write_png(png, size, &rgb)
+}
+
+fn draw_resting<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    scene: &str,
+    points: &[super::resting::Point],
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let mine: Vec<_> = points.iter().filter(|p| p.scene() == scene).collect();
+    let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, 0.0f64, f64::MAX, 0.0f64);
+    for p in &mine {
+        x0 = x0.min(p.statics() as f64);
+        x1 = x1.max(p.statics() as f64);
+        y0 = y0.min(p.ms().max(1e-3));
+        y1 = y1.max(p.ms().max(1e-3));
+    }
+    let mut chart = ChartBuilder::on(area)
+        .caption(
+            format!("{scene}: ms per step"),
+            (FONT, 20).into_font().style(FontStyle::Bold),
+        )
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(
+            (x0 * 0.8..x1 * 1.25).log_scale(),
+            (y0 * 0.5..y1 * 2.0).log_scale(),
+        )?;
+    chart
+        .configure_mesh()
+        .x_desc("static tiles")
+        .y_desc("ms per step")
+        .x_label_formatter(&|x| super::fmt_n(x.round() as usize))
+        .label_style((FONT, 13))
+        .draw()?;
+    let mut series: Vec<String> = mine.iter().map(|p| p.line()).collect();
+    series.sort();
+    series.dedup();
+    for name in &series {
+        // The implementation's colour (the world in black); 10k movers
+        // in a lighter shade of it.
+        let base = if name.starts_with("quadrat world") {
+            RGBColor(0, 0, 0)
+        } else {
+            Implementation::ALL
+                .iter()
+                .find(|i| name.starts_with(&format!("{} split", i.name())))
+                .map_or(RGBColor(90, 90, 90), |&i| color(i))
+        };
+        let color = if name.contains("10,000 movers") || name.contains("10000 movers") {
+            base.mix(0.45)
+        } else {
+            base.to_rgba()
+        };
+        let mut pts: Vec<(f64, f64)> = mine
+            .iter()
+            .filter(|p| &p.line() == name)
+            .map(|p| (p.statics() as f64, p.ms().max(1e-3)))
+            .collect();
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let style = if name.starts_with("quadrat world") {
+            color.stroke_width(3)
+        } else {
+            color.stroke_width(1)
+        };
+        chart
+            .draw_series(LineSeries::new(pts.clone(), style))?
+            .label(name.clone())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
+            });
+        chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font((FONT, 12))
+        .draw()?;
+    Ok(())
 }
 
 #[cfg(test)]

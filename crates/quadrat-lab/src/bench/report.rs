@@ -58,6 +58,7 @@ pub(super) fn markdown(settings: &Settings, results: &Results) -> String {
     notes(&mut s, results, Part::Queries);
     memory_section(&mut s, settings, results);
     notes(&mut s, results, Part::Memory);
+    notes(&mut s, results, Part::Resting);
     s
 }
 

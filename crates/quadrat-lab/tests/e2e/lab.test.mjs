@@ -189,14 +189,15 @@ test('arrow keys and WASD move the player', async () => {
 });
 
 test('a click picks the nearest object', async () => {
-  // Click on object 7's centre, as the last frame has it.
+  // Hold the objects still first, then click on object 7's centre as the
+  // paused frame has it (read before pausing, it may have moved on).
+  await page.keyboard.press('Space');
+  await waitForHeader((flag) => (frameHeader()?.flags & flag) !== 0, PAUSED);
   const [x, y] = await page.evaluate(() => {
     const o = window.lab.frame.objects;
     const scale = window.lab.world / 65535;
     return [o[28] * scale, o[29] * scale];
   });
-  await page.keyboard.press('Space'); // hold the objects still
-  await waitForHeader((flag) => (frameHeader()?.flags & flag) !== 0, PAUSED);
   const [px, py] = await pageAt(x, y);
   await page.mouse.click(px, py);
   const h = await waitForHeader((flag) => (frameHeader()?.flags & flag) !== 0, PICKED);

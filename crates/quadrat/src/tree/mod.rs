@@ -17,6 +17,7 @@ mod remove;
 mod update;
 mod validate;
 
+pub(crate) use pairs::NodeFilter;
 pub use query::{Query, Region};
 
 use crate::error::Error;

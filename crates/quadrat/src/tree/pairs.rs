@@ -3,6 +3,18 @@
 use super::{Entry, QuadTree};
 use crate::geom::Aabb;
 use crate::key::Key;
+use crate::world::Filter;
+
+/// The layers and masks of a node's items, or-ed together: `own` over the
+/// node's own run, `sub` over its whole subtree. Two groups of items can
+/// hold an interacting pair only if their unions interact
+/// ([`Filter::interacts`] on the unions is implied by it on any two
+/// members), so the pair walk skips whatever fails that test.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct NodeFilter {
+    pub(crate) own: Filter,
+    pub(crate) sub: Filter,
+}
 
 /// `true` when the y intervals of two boxes overlap (closed).
 #[inline(always)]
@@ -96,6 +108,9 @@ pub(crate) struct PairFinder<'t, T, E: ?Sized> {
     emit: &'t mut E,
     near_a: [Entry; FILTER],
     near_b: [Entry; FILTER],
+    /// Per node, the layer unions of its items, when the walk filters by
+    /// layer; empty when it does not.
+    unions: &'t [NodeFilter],
 }
 
 impl<'t, T, E: FnMut(&Entry, &Entry) + ?Sized> PairFinder<'t, T, E> {
@@ -105,7 +120,36 @@ impl<'t, T, E: FnMut(&Entry, &Entry) + ?Sized> PairFinder<'t, T, E> {
             emit,
             near_a: [Entry::VACANT; FILTER],
             near_b: [Entry::VACANT; FILTER],
+            unions: &[],
         }
+    }
+
+    /// A walk that skips every run and subtree whose layer union cannot
+    /// interact with the other side's: `unions` has one entry per node.
+    pub(crate) fn filtered(
+        tree: &'t QuadTree<T>,
+        emit: &'t mut E,
+        unions: &'t [NodeFilter],
+    ) -> Self {
+        debug_assert_eq!(unions.len(), tree.nodes.len());
+        PairFinder {
+            unions,
+            ..PairFinder::new(tree, emit)
+        }
+    }
+
+    /// `false` when no item of node `a`'s own run (`a_own`) or subtree
+    /// can interact with one of `b`'s run (`b_own`) or subtree.
+    #[inline(always)]
+    fn may_interact(&self, a: u32, a_own: bool, b: u32, b_own: bool) -> bool {
+        if self.unions.is_empty() {
+            return true;
+        }
+        let pick = |n: u32, own: bool| {
+            let u = &self.unions[n as usize];
+            if own { u.own } else { u.sub }
+        };
+        pick(a, a_own).interacts(pick(b, b_own))
     }
 
     /// Every pair with an item in node `n`'s own run and the other in its
@@ -113,7 +157,9 @@ impl<'t, T, E: FnMut(&Entry, &Entry) + ?Sized> PairFinder<'t, T, E> {
     pub(crate) fn own_run(&mut self, n: u32) {
         let tree = self.tree;
         let node = &tree.nodes[n as usize];
-        sweep_within(run(tree, n), self.emit);
+        if self.may_interact(n, true, n, true) {
+            sweep_within(run(tree, n), self.emit);
+        }
         if node.len > 0 && !node.is_leaf() {
             for q in 0..4 {
                 self.run_vs_subtree(n, node.children + q);
@@ -125,6 +171,9 @@ impl<'t, T, E: FnMut(&Entry, &Entry) + ?Sized> PairFinder<'t, T, E> {
     pub(crate) fn within_subtree(&mut self, n: u32) {
         let tree = self.tree;
         let node = &tree.nodes[n as usize];
+        if !self.may_interact(n, false, n, false) {
+            return;
+        }
         self.own_run(n);
         if node.is_leaf() {
             return;
@@ -145,10 +194,10 @@ impl<'t, T, E: FnMut(&Entry, &Entry) + ?Sized> PairFinder<'t, T, E> {
     fn run_vs_subtree(&mut self, a: u32, b: u32) {
         let tree = self.tree;
         let (na, nb) = (&tree.nodes[a as usize], &tree.nodes[b as usize]);
-        if !nb.subtree_bounds().intersects(&na.tight) {
+        if !nb.subtree_bounds().intersects(&na.tight) || !self.may_interact(a, true, b, false) {
             return;
         }
-        if nb.len > 0 && nb.tight.intersects(&na.tight) {
+        if nb.len > 0 && nb.tight.intersects(&na.tight) && self.may_interact(a, true, b, true) {
             self.runs(a, b);
         }
         if !nb.is_leaf() {
@@ -163,7 +212,9 @@ impl<'t, T, E: FnMut(&Entry, &Entry) + ?Sized> PairFinder<'t, T, E> {
     pub(crate) fn subtree_vs_subtree(&mut self, a: u32, b: u32) {
         let tree = self.tree;
         let (na, nb) = (&tree.nodes[a as usize], &tree.nodes[b as usize]);
-        if !na.subtree_bounds().intersects(&nb.subtree_bounds()) {
+        if !na.subtree_bounds().intersects(&nb.subtree_bounds())
+            || !self.may_interact(a, false, b, false)
+        {
             return;
         }
         if na.len > 0 {
@@ -254,5 +305,215 @@ impl<T> QuadTree<T> {
         self.for_each_pair(|a, b| out.push((a, b)));
         out.sort_unstable();
         out
+    }
+}
+
+impl<T> QuadTree<T> {
+    /// Fills `unions`, one per node, with the layer unions of the items in
+    /// the node's run and subtree; `filters` holds one filter per slot.
+    /// Linear in the number of items and nodes.
+    pub(crate) fn layer_unions(&self, filters: &[Filter], unions: &mut Vec<NodeFilter>) {
+        unions.clear();
+        unions.resize(self.nodes.len(), NodeFilter::default());
+        for (n, node) in self.nodes.iter().enumerate() {
+            if node.depth == u8::MAX {
+                continue; // a free node: its run fields are stale
+            }
+            let run = &self.entries[node.start as usize..(node.start + node.len) as usize];
+            unions[n].own = run
+                .iter()
+                .fold(Filter::default(), |u, e| u.union(filters[e.owner as usize]));
+        }
+        fn sub<T>(tree: &QuadTree<T>, unions: &mut [NodeFilter], n: u32) -> Filter {
+            let node = &tree.nodes[n as usize];
+            let mut u = unions[n as usize].own;
+            if !node.is_leaf() {
+                for q in 0..4 {
+                    u = u.union(sub(tree, unions, node.children + q));
+                }
+            }
+            unions[n as usize].sub = u;
+            u
+        }
+        sub(self, unions, 0);
+    }
+
+    /// [`for_each_pair`](QuadTree::for_each_pair) that skips every run and
+    /// subtree whose items cannot interact by `filters` (one per slot),
+    /// using `unions` as scratch. Pairs of items that do not interact may
+    /// still be reported when they share a group that does.
+    pub(crate) fn for_each_pair_filtered(
+        &self,
+        filters: &[Filter],
+        unions: &mut Vec<NodeFilter>,
+        mut f: impl FnMut(Key, Key),
+    ) {
+        self.layer_unions(filters, unions);
+        let mut emit = |a: &Entry, b: &Entry| {
+            let (ka, kb) = (a.key(), b.key());
+            if ka < kb { f(ka, kb) } else { f(kb, ka) }
+        };
+        PairFinder::filtered(self, &mut emit, unions).within_subtree(0);
+    }
+
+    /// Calls `f(a, b)` once for every pair of an item `a` of this tree and
+    /// an item `b` of `other` whose boxes intersect (touching counts), the
+    /// first key always from `self`. The two trees may cover different
+    /// worlds and have different configurations.
+    ///
+    /// This is the broad phase for a world kept in two trees, such as a
+    /// level that never moves and the things that move through it: the
+    /// movers' pairs with the level come from here, and their pairs among
+    /// themselves from the movers' own [`for_each_pair`](QuadTree::for_each_pair).
+    /// The walk pairs nodes of the two trees level by level, pruned by
+    /// their subtree bounds, and sweeps their sorted runs together, so each
+    /// pair is met in exactly one place. Nothing is allocated. Given the
+    /// same tree twice, it reports every item with itself and every
+    /// intersecting pair in both orders.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, QuadTree};
+    /// let world = Aabb::new([0.0, 0.0], [100.0, 100.0]);
+    /// let mut level = QuadTree::new(world);
+    /// let wall = level.insert(Aabb::new([10.0, 0.0], [12.0, 100.0]), "wall");
+    /// level.insert(Aabb::new([90.0, 0.0], [92.0, 100.0]), "far wall");
+    /// let mut movers = QuadTree::new(world);
+    /// let player = movers.insert(Aabb::new([11.0, 5.0], [13.0, 7.0]), "player");
+    /// movers.insert(Aabb::new([50.0, 50.0], [51.0, 51.0]), "bird");
+    ///
+    /// let mut hits = Vec::new();
+    /// level.for_each_pair_with(&movers, |a, b| hits.push((a, b)));
+    /// assert_eq!(hits, vec![(wall, player)]);
+    /// assert_eq!(movers.pairs_with(&level), vec![(player, wall)]);
+    /// ```
+    pub fn for_each_pair_with<U>(&self, other: &QuadTree<U>, mut f: impl FnMut(Key, Key)) {
+        let mut emit = |a: &Entry, b: &Entry| f(a.key(), b.key());
+        CrossFinder {
+            a: self,
+            b: other,
+            emit: &mut emit,
+            near_a: [Entry::VACANT; FILTER],
+            near_b: [Entry::VACANT; FILTER],
+        }
+        .visit(0, 0);
+    }
+
+    /// Every intersecting pair `(a, b)` of an item `a` of this tree and an
+    /// item `b` of `other`, each exactly once, sorted: see
+    /// [`for_each_pair_with`](QuadTree::for_each_pair_with).
+    ///
+    /// ```
+    /// use quadrat::{Aabb, QuadTree};
+    /// let world = Aabb::new([0.0, 0.0], [10.0, 10.0]);
+    /// let mut a = QuadTree::new(world);
+    /// let x = a.insert(Aabb::new([0.0, 0.0], [2.0, 2.0]), ());
+    /// let mut b = QuadTree::new(world);
+    /// let y = b.insert(Aabb::new([1.0, 1.0], [3.0, 3.0]), ());
+    /// let z = b.insert(Aabb::from_point([2.0, 0.0]), ()); // on x's edge
+    /// b.insert(Aabb::new([5.0, 5.0], [6.0, 6.0]), ());
+    /// assert_eq!(a.pairs_with(&b), vec![(x, y), (x, z)]);
+    /// ```
+    #[must_use]
+    pub fn pairs_with<U>(&self, other: &QuadTree<U>) -> Vec<(Key, Key)> {
+        let mut out = Vec::new();
+        self.for_each_pair_with(other, |a, b| out.push((a, b)));
+        out.sort_unstable();
+        out
+    }
+}
+
+/// The walk of [`QuadTree::for_each_pair_with`]: node `x` of tree `a`
+/// against node `y` of tree `b`, emitting `(entry of a, entry of b)`.
+struct CrossFinder<'t, T, U, E: ?Sized> {
+    a: &'t QuadTree<T>,
+    b: &'t QuadTree<U>,
+    emit: &'t mut E,
+    near_a: [Entry; FILTER],
+    near_b: [Entry; FILTER],
+}
+
+impl<T, U, E: FnMut(&Entry, &Entry) + ?Sized> CrossFinder<'_, T, U, E> {
+    /// Every pair with one item in the subtree of `x` (in `a`) and one in
+    /// the subtree of `y` (in `b`), where `x` and `y` are at the same
+    /// level: their runs together, each run against the other's subtrees
+    /// below, and the children pairwise.
+    fn visit(&mut self, x: u32, y: u32) {
+        let (nx, ny) = (&self.a.nodes[x as usize], &self.b.nodes[y as usize]);
+        if !nx.subtree_bounds().intersects(&ny.subtree_bounds()) {
+            return;
+        }
+        if nx.len > 0 && ny.len > 0 && nx.tight.intersects(&ny.tight) {
+            self.runs(x, y);
+        }
+        if nx.len > 0 && !ny.is_leaf() {
+            for q in 0..4 {
+                self.a_run_vs_b_subtree(x, ny.children + q);
+            }
+        }
+        if ny.len > 0 && !nx.is_leaf() {
+            for q in 0..4 {
+                self.b_run_vs_a_subtree(y, nx.children + q);
+            }
+        }
+        if !nx.is_leaf() && !ny.is_leaf() {
+            for i in 0..4 {
+                for j in 0..4 {
+                    self.visit(nx.children + i, ny.children + j);
+                }
+            }
+        }
+    }
+
+    /// The run of `x` (in `a`) against the subtree of `y` (in `b`).
+    fn a_run_vs_b_subtree(&mut self, x: u32, y: u32) {
+        let (nx, ny) = (&self.a.nodes[x as usize], &self.b.nodes[y as usize]);
+        if !ny.subtree_bounds().intersects(&nx.tight) {
+            return;
+        }
+        if ny.len > 0 && ny.tight.intersects(&nx.tight) {
+            self.runs(x, y);
+        }
+        if !ny.is_leaf() {
+            for q in 0..4 {
+                self.a_run_vs_b_subtree(x, ny.children + q);
+            }
+        }
+    }
+
+    /// The run of `y` (in `b`) against the subtree of `x` (in `a`).
+    fn b_run_vs_a_subtree(&mut self, y: u32, x: u32) {
+        let (nx, ny) = (&self.a.nodes[x as usize], &self.b.nodes[y as usize]);
+        if !nx.subtree_bounds().intersects(&ny.tight) {
+            return;
+        }
+        if nx.len > 0 && nx.tight.intersects(&ny.tight) {
+            self.runs(x, y);
+        }
+        if !nx.is_leaf() {
+            for q in 0..4 {
+                self.b_run_vs_a_subtree(y, nx.children + q);
+            }
+        }
+    }
+
+    /// The runs of `x` (in `a`) and `y` (in `b`), filtered like
+    /// [`PairFinder::runs`].
+    fn runs(&mut self, x: u32, y: u32) {
+        let (tx, ty) = (
+            self.a.nodes[x as usize].tight,
+            self.b.nodes[y as usize].tight,
+        );
+        let (rx, ry) = (run(self.a, x), run(self.b, y));
+        let Some(fx) = filter(rx, &ty, &mut self.near_a) else {
+            sweep_between(rx, ry, self.emit);
+            return;
+        };
+        if fx.is_empty() {
+            return;
+        }
+        match filter(ry, &tx, &mut self.near_b) {
+            Some(fy) => sweep_between(fx, fy, self.emit),
+            None => sweep_between(rx, ry, self.emit),
+        }
     }
 }

@@ -294,4 +294,35 @@ impl<T> QuadTree<T> {
             out.push(self.key_of_entry(p));
         }
     }
+
+    /// Calls `f` with the key and box of each item whose box intersects
+    /// `area`.
+    #[inline]
+    pub(crate) fn for_each_entry_in(&self, area: Aabb, mut f: impl FnMut(Key, &Aabb)) {
+        let mut q = Query::new(self, area);
+        while let Some(p) = q.next_entry() {
+            let e = &self.entries[p];
+            f(e.key(), &e.aabb);
+        }
+    }
+
+    /// The node slot `idx`'s item is stored in ([`u32::MAX`] for a free
+    /// slot).
+    #[inline]
+    pub(crate) fn node_of_slot(&self, idx: usize) -> u32 {
+        self.slab.slots.get(idx).map_or(
+            u32::MAX,
+            |s| {
+                if s.value.is_some() { s.node } else { u32::MAX }
+            },
+        )
+    }
+
+    /// The key of the item in slot `idx`, if that slot holds one.
+    #[inline]
+    pub(crate) fn live_key_at(&self, idx: usize) -> Option<Key> {
+        let slot = self.slab.slots.get(idx)?;
+        slot.value.as_ref()?;
+        Some(self.slab.key_at(idx))
+    }
 }

@@ -81,6 +81,16 @@ impl Filter {
     pub(crate) fn interacts(self, other: Filter) -> bool {
         (self.layer & other.mask) != 0 && (other.layer & self.mask) != 0
     }
+
+    /// Both filters' bits or-ed: a group's union interacts with another's
+    /// whenever any member of one interacts with any member of the other.
+    #[inline(always)]
+    pub(crate) fn union(self, other: Filter) -> Filter {
+        Filter {
+            layer: self.layer | other.layer,
+            mask: self.mask | other.mask,
+        }
+    }
 }
 
 /// A body's shape, position and collision filter, as
@@ -173,6 +183,9 @@ impl Body {
 /// any mask bit; a mask of 0 interacts with nothing. The filter is applied
 /// to each pair the broad phase reports, before the exact test, by reading
 /// two entries of a dense array: pairs filtered out cost almost nothing.
+/// The step's full pass skips whole runs and subtrees of the tree whose
+/// or-ed layers and masks cannot interact (a tile map on a layer that never
+/// meets itself is never paired with itself).
 /// Queries take a `mask` of their own and find the bodies whose `layer`
 /// meets it (`body.layer & mask != 0`).
 ///
@@ -198,6 +211,8 @@ impl Body {
 /// without the margin two circles that touch exactly could be missed by an
 /// ulp. Moving a body updates its box in the tree at once (O(1) while it
 /// stays in its node), so queries between steps see the current positions.
+/// A step costs in proportion to what changed since the last one: see
+/// [`step`](CollisionWorld::step).
 ///
 /// ```
 /// use quadrat::{Aabb, CollisionWorld, Shape, Vec2};
@@ -230,6 +245,14 @@ pub struct CollisionWorld<T> {
     pub(crate) filters: Vec<Filter>,
     /// The last step's results and the buffers of the next.
     pub(crate) steps: step::StepBuffers,
+    /// The slots whose body was added, moved, reshaped, re-layered or
+    /// removed since the last step, each once; `marked[slot]` says whether
+    /// a slot is listed.
+    pub(crate) changed: Vec<u32>,
+    pub(crate) marked: Vec<bool>,
+    /// Set by [`clear`](CollisionWorld::clear): every body counts as
+    /// changed at the next step.
+    pub(crate) all_changed: bool,
 }
 
 impl<T> CollisionWorld<T> {
@@ -268,6 +291,9 @@ impl<T> CollisionWorld<T> {
             placed: Vec::new(),
             filters: Vec::new(),
             steps: step::StepBuffers::default(),
+            changed: Vec::new(),
+            marked: Vec::new(),
+            all_changed: false,
         }
     }
 
@@ -331,9 +357,11 @@ impl<T> CollisionWorld<T> {
         if idx >= self.placed.len() {
             self.placed.resize(idx + 1, (Shape::Point, Vec2::ZERO));
             self.filters.resize(idx + 1, Filter::default());
+            self.marked.resize(idx + 1, false);
         }
         self.placed[idx] = (shape, pos);
         self.filters[idx] = Filter { layer, mask };
+        self.touch(idx);
         Ok(key)
     }
 
@@ -350,7 +378,18 @@ impl<T> CollisionWorld<T> {
     /// assert_eq!(world.remove(k), None); // stale now, forever
     /// ```
     pub fn remove(&mut self, key: Key) -> Option<T> {
-        self.tree.remove(key)
+        let value = self.tree.remove(key)?;
+        self.touch(key.index() as usize);
+        Some(value)
+    }
+
+    /// Lists slot `idx` as changed since the last step (once).
+    #[inline]
+    fn touch(&mut self, idx: usize) {
+        if !self.marked[idx] {
+            self.marked[idx] = true;
+            self.changed.push(idx as u32);
+        }
     }
 
     /// Moves a body. Returns `false` for a stale key (and nothing changes).
@@ -397,9 +436,14 @@ impl<T> CollisionWorld<T> {
             return Err(Error::StaleKey);
         }
         let idx = key.index() as usize;
+        let old = self.placed[idx].1;
+        if (old.x.to_bits(), old.y.to_bits()) == (pos.x.to_bits(), pos.y.to_bits()) {
+            return Ok(()); // not a move: nothing to do, now or at the step
+        }
         self.tree
             .try_update(key, broad_box(&self.placed[idx].0, pos))?;
         self.placed[idx].1 = pos;
+        self.touch(idx);
         Ok(())
     }
 
@@ -449,6 +493,7 @@ impl<T> CollisionWorld<T> {
         self.tree
             .try_update(key, broad_box(&shape, self.placed[idx].1))?;
         self.placed[idx].0 = shape;
+        self.touch(idx);
         Ok(())
     }
 
@@ -469,7 +514,11 @@ impl<T> CollisionWorld<T> {
         if !self.tree.contains_key(key) {
             return false;
         }
-        self.filters[key.index() as usize].layer = layer;
+        let idx = key.index() as usize;
+        if self.filters[idx].layer != layer {
+            self.filters[idx].layer = layer;
+            self.touch(idx);
+        }
         true
     }
 
@@ -492,7 +541,11 @@ impl<T> CollisionWorld<T> {
         if !self.tree.contains_key(key) {
             return false;
         }
-        self.filters[key.index() as usize].mask = mask;
+        let idx = key.index() as usize;
+        if self.filters[idx].mask != mask {
+            self.filters[idx].mask = mask;
+            self.touch(idx);
+        }
         true
     }
 
@@ -737,6 +790,7 @@ impl<T> CollisionWorld<T> {
     /// ```
     pub fn clear(&mut self) {
         self.tree.clear();
+        self.all_changed = true;
     }
 
     /// The broad phase: every body's box (its shape's box grown by the tiny

@@ -4,7 +4,14 @@
 use super::CollisionWorld;
 use crate::key::Key;
 use crate::shape::Contact;
+use crate::tree::NodeFilter;
 use core::cmp::Ordering;
+
+/// The step takes the full pass over the tree when more than one body in
+/// `FULL_PASS` changed since the last step; otherwise it asks the tree
+/// about each changed body. A query costs several times a body's share of
+/// the full pass, so past this share the full pass is the cheaper one.
+const FULL_PASS: usize = 8;
 
 /// Two bodies that touch, `a < b`, and how: the [`Contact`]'s normal points
 /// from `a` towards `b`.
@@ -70,10 +77,21 @@ pub struct Events<'a> {
     /// apart, reshaped, filtered out by a layer change, or one of the two
     /// bodies removed (its key may be stale).
     pub ended: &'a [(Key, Key)],
-    /// How many pairs the broad phase reported: bodies whose boxes touch.
+    /// How many pairs the broad phase examined at this step: pairs of
+    /// bodies whose boxes touch, at least one of which changed since the
+    /// last step (or every such pair not skipped by the layer unions, when
+    /// the step took the full pass). Pairs of two unchanged bodies are
+    /// carried over and not counted.
     pub candidates: usize,
     /// How many of those passed the layer filter and got the exact test.
     pub exact_tests: usize,
+    /// How many bodies had changed since the last step (added, moved,
+    /// reshaped, re-layered or removed); every body after
+    /// [`clear`](CollisionWorld::clear).
+    pub changed: usize,
+    /// `true` when the step took the full pass over the tree rather than
+    /// one query per changed body (see [`step`](CollisionWorld::step)).
+    pub full_pass: bool,
 }
 
 /// The last step's results, and the buffers the next one reuses.
@@ -88,8 +106,22 @@ pub(crate) struct StepBuffers {
     pairs: Vec<(Key, Key)>,
     sorted: Vec<(Key, Key)>,
     counts: Vec<u32>,
+    /// The incremental step's scratch: the exact tests' contacts, and the
+    /// previous contacts that involve a changed body.
+    fresh: Vec<ContactPair>,
+    dropped: Vec<ContactPair>,
+    /// The full pass's scratch: each node's layer unions.
+    unions: Vec<NodeFilter>,
+    /// The incremental step's scratch: the changed bodies stored in one
+    /// node (slot, key, box), and the boxes that touch their union.
+    group: Vec<(u32, Key, crate::geom::Aabb)>,
+    /// The changed slots as `node << 32 | slot`, sorted.
+    order: Vec<u64>,
+    found: Vec<(Key, crate::geom::Aabb)>,
     candidates: usize,
     exact_tests: usize,
+    changed: usize,
+    full_pass: bool,
 }
 
 #[inline]
@@ -101,15 +133,18 @@ fn by_keys(x: &ContactPair, y: &ContactPair) -> Ordering {
 /// number plus `slots` (one more than the largest key index): a counting
 /// sort by `a`'s index into `scratch`, then each run of equal `a` (short) by
 /// `b`'s index. Within one step every key is live and has its own index, so
-/// indices order the keys as the keys do.
+/// indices order the keys as the keys do. Few pairs among many slots are
+/// sorted by comparison instead.
 fn sort_pairs(
     pairs: &mut Vec<(Key, Key)>,
     scratch: &mut Vec<(Key, Key)>,
     counts: &mut Vec<u32>,
     slots: usize,
 ) {
-    if pairs.len() < 64 {
-        pairs.sort_unstable();
+    // The counting sort costs `slots` too: for a few pairs among many
+    // bodies (a step where little moved), a comparison sort is cheaper.
+    if pairs.len() < 64 || pairs.len() * 16 < slots {
+        pairs.sort_unstable_by_key(|p| (u64::from(p.0.index()) << 32) | u64::from(p.1.index()));
         return;
     }
     counts.clear();
@@ -146,8 +181,18 @@ impl<T> CollisionWorld<T> {
     /// Finds every touching pair of interacting bodies, and what changed
     /// since the previous step.
     ///
-    /// 1. Broad phase: the tree reports each pair of bodies whose boxes
-    ///    intersect, once.
+    /// The cost follows what changed since the last step: bodies added,
+    /// moved, reshaped, re-layered or removed (a `set_position` to where a
+    /// body already is, or a layer or mask set to its current value, is no
+    /// change). A body that never changes costs nothing per step, and a pair
+    /// of two unchanged bodies is carried over from the last step as it
+    /// was, neither found nor tested again.
+    ///
+    /// 1. Broad phase. When at most one body in 8 changed, each changed
+    ///    body asks the tree for the boxes that touch its own (the
+    ///    **incremental** step); otherwise the tree reports every pair of
+    ///    touching boxes in one walk (the **full pass**), skipping every run
+    ///    and subtree whose or-ed layers and masks cannot interact.
     /// 2. Filter: a pair whose layers do not interact (see
     ///    [`CollisionWorld`]) is dropped right there, by two array reads.
     /// 3. The pairs left are sorted by key pair (a counting sort, linear
@@ -155,7 +200,14 @@ impl<T> CollisionWorld<T> {
     /// 4. Exact test: [`Shape::contact`](crate::Shape::contact) on each, in
     ///    that order, which gives the contacts sorted.
     /// 5. The contacts are compared with the previous step's, giving the
-    ///    pairs that began and ended.
+    ///    pairs that began and ended. In the incremental step only the pairs
+    ///    of changed bodies are compared, and the carried pairs are merged
+    ///    in, so the whole step is linear in the changed bodies, their
+    ///    pairs, and the number of contacts (which it returns).
+    ///
+    /// Both forms give exactly the same contacts and events, in the same
+    /// order; [`Events::full_pass`] says which one ran, and
+    /// [`Events::candidates`] counts only the pairs it examined.
     ///
     /// The returned [`Events`] borrow the world mutably; to look bodies up
     /// while going through them, call [`events`](CollisionWorld::events)
@@ -193,56 +245,137 @@ impl<T> CollisionWorld<T> {
         s.contacts.clear();
         s.began.clear();
         s.ended.clear();
+        s.changed = if self.all_changed {
+            self.tree.len()
+        } else {
+            self.changed.len()
+        };
+        s.full_pass = self.all_changed || self.changed.len() * FULL_PASS > self.tree.len();
+        if s.full_pass {
+            self.full_pass();
+        } else {
+            self.incremental();
+        }
+        for &idx in &self.changed {
+            self.marked[idx as usize] = false;
+        }
+        self.changed.clear();
+        self.all_changed = false;
+        self.events()
+    }
 
+    /// The full pass: every pair of touching boxes whose layers may
+    /// interact, tested, then compared with the previous contacts.
+    fn full_pass(&mut self) {
+        let s = &mut self.steps;
         // Broad phase and filter: the candidate pairs, sorted, so that the
         // exact tests read the bodies in order and give sorted contacts.
         let (placed, filters, pairs) = (&self.placed, &self.filters, &mut s.pairs);
         pairs.clear();
         let mut candidates = 0;
-        self.tree.for_each_pair(|a, b| {
-            candidates += 1;
-            if filters[a.index() as usize].interacts(filters[b.index() as usize]) {
-                pairs.push((a, b));
-            }
-        });
+        self.tree
+            .for_each_pair_filtered(filters, &mut s.unions, |a, b| {
+                candidates += 1;
+                if filters[a.index() as usize].interacts(filters[b.index() as usize]) {
+                    pairs.push((a, b));
+                }
+            });
         sort_pairs(pairs, &mut s.sorted, &mut s.counts, placed.len());
         s.candidates = candidates;
         s.exact_tests = pairs.len();
+        exact_tests(placed, pairs, &mut s.contacts);
+        began_and_ended(&s.contacts, &s.previous, &mut s.began, &mut s.ended);
+    }
 
-        // Exact tests.
-        for &(a, b) in pairs.iter() {
-            let (sa, pa) = &placed[a.index() as usize];
-            let (sb, pb) = &placed[b.index() as usize];
-            if let Some(contact) = sa.contact(*pa, sb, *pb) {
-                s.contacts.push(ContactPair { a, b, contact });
+    /// The incremental step: the previous contacts between two unchanged
+    /// bodies carry over as they are (nothing about them changed), and
+    /// each changed body asks the tree for its touching boxes. The events
+    /// come only from the pairs of changed bodies.
+    fn incremental(&mut self) {
+        let s = &mut self.steps;
+        let (placed, filters, marked) = (&self.placed, &self.filters, &self.marked);
+        let (tree, pairs) = (&self.tree, &mut s.pairs);
+        pairs.clear();
+        let mut candidates = 0;
+        // The changed bodies in node order: those stored in one node ask the
+        // tree once, with the union of their boxes, and each then tests the
+        // boxes found against its own. Removed bodies come last.
+        let order = &mut s.order;
+        order.clear();
+        order.extend(
+            self.changed
+                .iter()
+                .map(|&i| (u64::from(tree.node_of_slot(i as usize)) << 32) | u64::from(i)),
+        );
+        order.sort_unstable();
+        let group = &mut s.group;
+        let found = &mut s.found;
+        let mut rest = &order[..];
+        while let Some(&first) = rest.first() {
+            let node = first >> 32;
+            if node == u64::from(u32::MAX) {
+                break; // the removed bodies
+            }
+            let len = rest
+                .iter()
+                .position(|&o| o >> 32 != node)
+                .unwrap_or(rest.len());
+            group.clear();
+            let mut area = crate::tree::EMPTY;
+            for &o in &rest[..len] {
+                let idx = o as u32;
+                let key = tree.live_key_at(idx as usize).expect("stored in a node");
+                let b = tree.aabb(key).expect("a live key has a box");
+                area = area.union(&b);
+                group.push((idx, key, b));
+            }
+            rest = &rest[len..];
+            found.clear();
+            tree.for_each_entry_in(area, |k, b| found.push((k, *b)));
+            for &(idx, key, b) in group.iter() {
+                let filter = filters[idx as usize];
+                for &(other, ob) in found.iter() {
+                    let o = other.index();
+                    // A pair of two changed bodies is taken from the one
+                    // with the smaller slot.
+                    if o == idx || (marked[o as usize] && o < idx) || !ob.intersects(&b) {
+                        continue;
+                    }
+                    candidates += 1;
+                    if filter.interacts(filters[o as usize]) {
+                        pairs.push(if key < other {
+                            (key, other)
+                        } else {
+                            (other, key)
+                        });
+                    }
+                }
             }
         }
+        sort_pairs(pairs, &mut s.sorted, &mut s.counts, placed.len());
+        s.candidates = candidates;
+        s.exact_tests = pairs.len();
+        exact_tests(placed, pairs, &mut s.fresh);
 
-        // Merge the two sorted lists.
-        let (now, then) = (&s.contacts, &s.previous);
-        let (mut i, mut j) = (0, 0);
-        while i < now.len() || j < then.len() {
-            let order = match (now.get(i), then.get(j)) {
-                (Some(x), Some(y)) => by_keys(x, y),
-                (Some(_), None) => Ordering::Less,
-                _ => Ordering::Greater,
-            };
-            match order {
-                Ordering::Less => {
-                    s.began.push(now[i]);
-                    i += 1;
-                }
-                Ordering::Greater => {
-                    s.ended.push(then[j].keys());
-                    j += 1;
-                }
-                Ordering::Equal => {
-                    i += 1;
-                    j += 1;
-                }
+        // The previous contacts split into those carried over (both bodies
+        // unchanged) and those dropped; merged with the fresh ones, the
+        // carried ones give this step's contacts, in order.
+        let changed =
+            |c: &ContactPair| marked[c.a.index() as usize] || marked[c.b.index() as usize];
+        s.dropped.clear();
+        let mut fresh = s.fresh.iter().peekable();
+        for c in &s.previous {
+            if changed(c) {
+                s.dropped.push(*c);
+                continue;
             }
+            while let Some(f) = fresh.next_if(|f| by_keys(f, c) == Ordering::Less) {
+                s.contacts.push(*f);
+            }
+            s.contacts.push(*c);
         }
-        self.events()
+        s.contacts.extend(fresh);
+        began_and_ended(&s.fresh, &s.dropped, &mut s.began, &mut s.ended);
     }
 
     /// The results of the last [`step`](CollisionWorld::step) (all empty
@@ -267,6 +400,57 @@ impl<T> CollisionWorld<T> {
             ended: &s.ended,
             candidates: s.candidates,
             exact_tests: s.exact_tests,
+            changed: s.changed,
+            full_pass: s.full_pass,
+        }
+    }
+}
+
+/// The exact test of each pair (sorted), appending the contacts, in order,
+/// to `out` (cleared first).
+fn exact_tests(
+    placed: &[(crate::shape::Shape, crate::geom::Vec2)],
+    pairs: &[(Key, Key)],
+    out: &mut Vec<ContactPair>,
+) {
+    out.clear();
+    for &(a, b) in pairs {
+        let (sa, pa) = &placed[a.index() as usize];
+        let (sb, pb) = &placed[b.index() as usize];
+        if let Some(contact) = sa.contact(*pa, sb, *pb) {
+            out.push(ContactPair { a, b, contact });
+        }
+    }
+}
+
+/// Merges two sorted contact lists: the pairs of `now` missing from `then`
+/// have begun, those of `then` missing from `now` have ended.
+fn began_and_ended(
+    now: &[ContactPair],
+    then: &[ContactPair],
+    began: &mut Vec<ContactPair>,
+    ended: &mut Vec<(Key, Key)>,
+) {
+    let (mut i, mut j) = (0, 0);
+    while i < now.len() || j < then.len() {
+        let order = match (now.get(i), then.get(j)) {
+            (Some(x), Some(y)) => by_keys(x, y),
+            (Some(_), None) => Ordering::Less,
+            _ => Ordering::Greater,
+        };
+        match order {
+            Ordering::Less => {
+                began.push(now[i]);
+                i += 1;
+            }
+            Ordering::Greater => {
+                ended.push(then[j].keys());
+                j += 1;
+            }
+            Ordering::Equal => {
+                i += 1;
+                j += 1;
+            }
         }
     }
 }

@@ -18,8 +18,9 @@
 //! | parry2d's BVH | [`Parry`] | moves leaves, refits, re-optimises |
 //! | the same, rebuilt | [`ParryRebuild`] | rebuilds (moving frames only) |
 //! | flat_spatial's sparse grid | [`FlatSpatial`] | moves boxes between cells |
+//! | obvhs's BVH, built by PLOC | [`Obvhs`] | rebuilds (PLOC) |
 //!
-//! The last five need the `peers` feature.
+//! The last six need the `peers` feature.
 
 mod brute;
 mod sweep;
@@ -29,6 +30,8 @@ mod tutorial;
 mod broccoli;
 #[cfg(feature = "peers")]
 mod flat_spatial;
+#[cfg(feature = "peers")]
+mod obvhs;
 #[cfg(feature = "peers")]
 mod parry;
 #[cfg(feature = "peers")]
@@ -42,6 +45,8 @@ pub use self::tutorial::TutorialQuadtree;
 pub use self::broccoli::Broccoli;
 #[cfg(feature = "peers")]
 pub use self::flat_spatial::FlatSpatial;
+#[cfg(feature = "peers")]
+pub use self::obvhs::Obvhs;
 #[cfg(feature = "peers")]
 pub use self::parry::{Parry, ParryRebuild};
 #[cfg(feature = "peers")]

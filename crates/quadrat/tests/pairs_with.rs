@@ -1,0 +1,155 @@
+//! `for_each_pair_with` and `pairs_with` against brute force: two trees of
+//! every generated kind, in the same and in different worlds, with
+//! different configurations, built one by one, in bulk, and after removals
+//! and moves. Every intersecting pair must come exactly once, with the
+//! first key from the tree asked.
+
+mod support;
+
+use quadrat::{Aabb, Config, Key, QuadTree, Vec2};
+use support::shapes::{self, Kind, Rng};
+
+const CONFIGS: [Config; 3] = [
+    Config {
+        max_items: 1,
+        max_depth: 8,
+    },
+    Config {
+        max_items: 4,
+        max_depth: 3,
+    },
+    Config {
+        max_items: 32,
+        max_depth: 16,
+    },
+];
+
+fn brute(a: &QuadTree<()>, b: &QuadTree<()>) -> Vec<(Key, Key)> {
+    let mut out = Vec::new();
+    for (ka, ba, _) in a.iter() {
+        for (kb, bb, _) in b.iter() {
+            if ba.intersects(&bb) {
+                out.push((ka, kb));
+            }
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+fn check(a: &QuadTree<()>, b: &QuadTree<()>, what: &str) {
+    let want = brute(a, b);
+    let mut got = Vec::new();
+    a.for_each_pair_with(b, |x, y| got.push((x, y)));
+    let reported = got.len();
+    got.sort_unstable();
+    got.dedup();
+    assert_eq!(reported, got.len(), "{what}: a pair was reported twice");
+    assert_eq!(got, want, "{what}");
+    assert_eq!(a.pairs_with(b), want, "{what}: pairs_with");
+    // The other way round: the same pairs, keys swapped.
+    let mut back: Vec<(Key, Key)> = b.pairs_with(a).into_iter().map(|(y, x)| (x, y)).collect();
+    back.sort_unstable();
+    assert_eq!(back, want, "{what}: the other way round");
+}
+
+fn tree(world: Aabb, config: Config, boxes: &[Aabb], bulk: bool) -> QuadTree<()> {
+    let mut t = QuadTree::with_config(world, config);
+    if bulk {
+        t.insert_many(boxes.iter().map(|&b| (b, ())));
+    } else {
+        for &b in boxes {
+            t.insert(b, ());
+        }
+    }
+    t
+}
+
+#[test]
+fn every_kind_against_every_kind() {
+    let mut rng = Rng::new(0xC055);
+    let world = shapes::world(Vec2::new(0.0, 0.0), 100.0);
+    for ka in Kind::ALL {
+        for kb in Kind::ALL {
+            for (c, &config) in CONFIGS.iter().enumerate() {
+                let xs = shapes::boxes(ka, world, 150, &mut rng);
+                let ys = shapes::boxes(kb, world, 120, &mut rng);
+                let a = tree(world, config, &xs, c % 2 == 0);
+                let b = tree(world, CONFIGS[(c + 1) % 3], &ys, c % 2 == 1);
+                check(&a, &b, &format!("{ka:?} × {kb:?}, {config:?}"));
+            }
+        }
+    }
+}
+
+#[test]
+fn trees_over_different_worlds() {
+    let mut rng = Rng::new(0xD1FF);
+    let big = shapes::world(Vec2::new(-50.0, -50.0), 200.0);
+    let small = shapes::world(Vec2::new(30.0, 10.0), 7.0);
+    let far = shapes::world(Vec2::new(1e6, 1e6), 10.0);
+    for (wa, wb) in [(big, small), (small, big), (big, far), (small, small)] {
+        for kind in Kind::ALL {
+            let xs = shapes::boxes(kind, wa, 200, &mut rng);
+            // Boxes of `b` drawn in `a`'s world, so that they meet, but
+            // stored in a tree over `wb`: outside its world, many of them.
+            let ys = shapes::boxes(Kind::Random, wa, 100, &mut rng);
+            let a = tree(wa, CONFIGS[0], &xs, true);
+            let b = tree(wb, CONFIGS[1], &ys, false);
+            check(&a, &b, &format!("{kind:?}, {wa:?} × {wb:?}"));
+        }
+    }
+}
+
+#[test]
+fn extreme_worlds_and_edge_boxes() {
+    let mut rng = Rng::new(0xE06E);
+    for world in shapes::extreme_worlds() {
+        for kind in [Kind::Random, Kind::TouchingGrid, Kind::Pile] {
+            let xs = shapes::boxes(kind, world, 100, &mut rng);
+            let ys = shapes::boxes(Kind::MixedSizes, world, 100, &mut rng);
+            check(
+                &tree(world, CONFIGS[0], &xs, false),
+                &tree(world, CONFIGS[2], &ys, true),
+                &format!("{kind:?} in {world:?}"),
+            );
+        }
+    }
+    let world = Aabb::new([-f32::MAX, -f32::MAX], [f32::MAX, f32::MAX]);
+    let xs = shapes::edge_boxes(200, &mut rng);
+    let ys = shapes::edge_boxes(200, &mut rng);
+    check(
+        &tree(world, CONFIGS[0], &xs, false),
+        &tree(world, CONFIGS[1], &ys, true),
+        "edge boxes",
+    );
+}
+
+#[test]
+fn after_removals_moves_and_on_empty_trees() {
+    let mut rng = Rng::new(0x5EA);
+    let world = shapes::world(Vec2::new(0.0, 0.0), 100.0);
+    let xs = shapes::boxes(Kind::GridPoints, world, 400, &mut rng);
+    let ys = shapes::boxes(Kind::Random, world, 300, &mut rng);
+    let mut a = tree(world, CONFIGS[0], &xs, false);
+    let mut b = tree(world, CONFIGS[2], &ys, true);
+    let empty: QuadTree<()> = QuadTree::new(world);
+    check(&a, &empty, "against an empty tree");
+    check(&empty, &b, "from an empty tree");
+    let keys_a: Vec<Key> = a.keys().collect();
+    let keys_b: Vec<Key> = b.keys().collect();
+    for round in 0..6 {
+        for (i, &k) in keys_a.iter().enumerate() {
+            if (i + round) % 3 == 0 {
+                a.remove(k);
+            }
+        }
+        for &k in &keys_b {
+            if let Some(bx) = b.aabb(k) {
+                let d = Vec2::new(rng.range(-4.0, 4.0), rng.range(-4.0, 4.0));
+                b.update(k, Aabb::new(bx.min + d, bx.max + d));
+            }
+        }
+        check(&a, &b, &format!("round {round}"));
+    }
+}
