@@ -259,7 +259,7 @@ fn quadrat_circles_and_points() {
 #[cfg(feature = "peers")]
 mod peers {
     use super::{check_circles_and_points, check_moving, check_static};
-    use quadrat_lab::bench::peers::{Broccoli, FlatSpatial, Parry, Rstar};
+    use quadrat_lab::bench::peers::{Broccoli, FlatSpatial, Obvhs, Parry, Rstar};
 
     #[test]
     fn rstar_circles_and_points() {
@@ -307,6 +307,16 @@ mod peers {
     #[test]
     fn flat_spatial_moving() {
         check_moving::<FlatSpatial>();
+    }
+
+    #[test]
+    fn obvhs_static() {
+        check_static::<Obvhs>();
+    }
+
+    #[test]
+    fn obvhs_moving() {
+        check_moving::<Obvhs>();
     }
 }
 
