@@ -1,0 +1,236 @@
+//! Node geometry: cells, loose bounds, quadrants and the border edges,
+//! plus the two small records every operation shares (`Entry`, `NodeStack`).
+
+use super::{EMPTY, NONE, STACK};
+use crate::geom::{Aabb, Vec2};
+use crate::key::Key;
+
+/// One node of the tree. The four children of a node are contiguous in
+/// [`QuadTree::nodes`], starting at `children`; the node's items are the
+/// contiguous run `start .. start + len` of the entry array.
+#[derive(Clone, Debug)]
+pub(crate) struct Node {
+    /// The quadrant of space this node covers.
+    pub(crate) cell: Aabb,
+    /// `cell` grown by half its size on every side, clipped to the parent's
+    /// loose bounds: every item stored here lies inside it (root excepted).
+    pub(crate) loose: Aabb,
+    /// Index of the first of four children, or [`NONE`] for a leaf.
+    pub(crate) children: u32,
+    /// First entry of this node's run.
+    pub(crate) start: u32,
+    /// Items in the run.
+    pub(crate) len: u32,
+    /// Reserved length of the run.
+    pub(crate) cap: u32,
+    /// Internal node: items stored strictly below it. Leaf: its items that
+    /// would move into a child if it split. The tree's shape follows from
+    /// it: a node has children exactly when its load exceeds `max_items`.
+    pub(crate) load: u32,
+    /// A box containing every item of this node's own run (exact after a
+    /// build or a split, grown by inserts and moves, [`EMPTY`] when the run
+    /// is empty). The pair finder skips and filters with it.
+    pub(crate) tight: Aabb,
+    /// Internal node: a box containing the subtree bounds of each child, so
+    /// every item stored strictly below it (exact after a build and after
+    /// `update_all`, grown by inserts and moves, never shrunk by removals).
+    /// Queries, the pair finder, `nearest` and ray casts prune with it.
+    pub(crate) below: Aabb,
+    /// The parent's index; [`NONE`] for the root.
+    pub(crate) parent: u32,
+    /// Level; the root is 0. `u8::MAX` marks a node in a free block.
+    pub(crate) depth: u8,
+    /// Which sides of the cell lie on the world's border (see [`Edges`]):
+    /// on those sides the cell reaches to infinity for placement, so that
+    /// centres outside the world still descend deterministically.
+    pub(crate) edges: u8,
+}
+
+/// Bits of [`Node::edges`].
+struct Edges;
+impl Edges {
+    const LEFT: u8 = 1;
+    const RIGHT: u8 = 2;
+    const BOTTOM: u8 = 4;
+    const TOP: u8 = 8;
+    const ALL: u8 = 15;
+}
+
+impl Node {
+    pub(crate) fn root(world: Aabb) -> Node {
+        Node::new(world, loose_of(&world), 0, Edges::ALL)
+    }
+
+    /// An empty leaf with the given geometry.
+    pub(crate) fn new(cell: Aabb, loose: Aabb, depth: u8, edges: u8) -> Node {
+        Node {
+            cell,
+            loose,
+            children: NONE,
+            start: 0,
+            len: 0,
+            cap: 0,
+            load: 0,
+            tight: EMPTY,
+            below: EMPTY,
+            parent: NONE,
+            depth,
+            edges,
+        }
+    }
+
+    /// A box containing every item in this node's subtree.
+    #[inline]
+    pub(crate) fn subtree_bounds(&self) -> Aabb {
+        if self.is_leaf() {
+            self.tight
+        } else {
+            self.tight.union(&self.below)
+        }
+    }
+
+    #[inline]
+    pub(crate) fn is_leaf(&self) -> bool {
+        self.children == NONE
+    }
+
+    /// The cell and loose bounds of child `q` (bit 0: right half, bit 1:
+    /// upper half). A pure function of the parent, so that a child computed
+    /// when the node splits and one imagined while it is a leaf agree to the
+    /// last bit.
+    #[inline]
+    pub(crate) fn child_geometry(&self, q: usize) -> (Aabb, Aabb) {
+        let mid = self.cell.center();
+        let (x0, x1) = if q & 1 == 0 {
+            (self.cell.min.x, mid.x)
+        } else {
+            (mid.x, self.cell.max.x)
+        };
+        let (y0, y1) = if q & 2 == 0 {
+            (self.cell.min.y, mid.y)
+        } else {
+            (mid.y, self.cell.max.y)
+        };
+        let cell = Aabb::new([x0, y0], [x1, y1]);
+        let l = loose_of(&cell);
+        let loose = Aabb::new(l.min.max(self.loose.min), l.max.min(self.loose.max));
+        (cell, loose)
+    }
+
+    /// The loose bounds of the four children, whether or not they exist.
+    #[inline]
+    pub(crate) fn children_loose(&self) -> [Aabb; 4] {
+        core::array::from_fn(|q| self.child_geometry(q).1)
+    }
+
+    /// Which sides of child `q` lie on the world's border.
+    #[inline]
+    pub(crate) fn child_edges(&self, q: usize) -> u8 {
+        let mut e = 0;
+        if q & 1 == 0 {
+            e |= self.edges & Edges::LEFT;
+        } else {
+            e |= self.edges & Edges::RIGHT;
+        }
+        if q & 2 == 0 {
+            e |= self.edges & Edges::BOTTOM;
+        } else {
+            e |= self.edges & Edges::TOP;
+        }
+        e
+    }
+
+    /// `true` when descending by centre from the root reaches this node's
+    /// cell: the cell is closed below and open above, except on the world's
+    /// border, where it extends to infinity.
+    #[inline]
+    pub(crate) fn reaches(&self, c: Vec2) -> bool {
+        let e = self.edges;
+        (c.x >= self.cell.min.x || e & Edges::LEFT != 0)
+            && (c.x < self.cell.max.x || e & Edges::RIGHT != 0)
+            && (c.y >= self.cell.min.y || e & Edges::BOTTOM != 0)
+            && (c.y < self.cell.max.y || e & Edges::TOP != 0)
+    }
+}
+
+/// The quadrant of `cell` that centre `c` descends into.
+#[inline]
+pub(crate) fn quadrant(cell: &Aabb, c: Vec2) -> usize {
+    let mid = cell.center();
+    usize::from(c.x >= mid.x) | (usize::from(c.y >= mid.y) << 1)
+}
+
+/// A cell grown by half its width and height on every side.
+#[inline]
+fn loose_of(cell: &Aabb) -> Aabb {
+    let h = Vec2::new(
+        cell.max.x * 0.5 - cell.min.x * 0.5,
+        cell.max.y * 0.5 - cell.min.y * 0.5,
+    );
+    Aabb::new(cell.min - h, cell.max + h)
+}
+
+/// One item as the tree stores it: its box and its key (slab slot and
+/// generation). The generation is fixed for the entry's life, and keeping
+/// it here lets the pair finder and queries make keys without reading the
+/// slab.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Entry {
+    pub(crate) aabb: Aabb,
+    pub(crate) owner: u32,
+    pub(crate) generation: core::num::NonZeroU32,
+}
+
+impl Entry {
+    /// Filler for reserved, unused positions.
+    pub(crate) const VACANT: Entry = Entry {
+        aabb: Aabb {
+            min: Vec2::ZERO,
+            max: Vec2::ZERO,
+        },
+        owner: NONE,
+        generation: core::num::NonZeroU32::MIN,
+    };
+
+    /// The item's key.
+    #[inline]
+    pub(crate) fn key(&self) -> Key {
+        Key::new(self.owner, self.generation)
+    }
+}
+
+/// A fixed-capacity stack of node indices for walks that must not allocate.
+#[derive(Clone)]
+pub(crate) struct NodeStack {
+    buf: [u32; STACK],
+    len: usize,
+}
+
+impl NodeStack {
+    #[inline]
+    pub(crate) fn new() -> NodeStack {
+        NodeStack {
+            buf: [0; STACK],
+            len: 0,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn with_root() -> NodeStack {
+        let mut s = NodeStack::new();
+        s.push(0);
+        s
+    }
+
+    #[inline]
+    pub(crate) fn push(&mut self, n: u32) {
+        self.buf[self.len] = n;
+        self.len += 1;
+    }
+
+    #[inline]
+    pub(crate) fn pop(&mut self) -> Option<u32> {
+        self.len = self.len.checked_sub(1)?;
+        Some(self.buf[self.len])
+    }
+}

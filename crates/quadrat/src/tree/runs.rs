@@ -1,0 +1,348 @@
+//! The run engine: each node's items are one contiguous, `min.x`-sorted
+//! run of the entry array. Placing, appending, removing and re-sorting
+//! entries, reserving and releasing runs, compaction, and allocating and
+//! freeing blocks of four children.
+
+use super::{EMPTY, Entry, NONE, Node, NodeStack, QuadTree, quadrant};
+use crate::geom::Aabb;
+use crate::key::Key;
+
+impl<T> QuadTree<T> {
+    /// The key of the item in entry `pos`.
+    #[inline]
+    pub(crate) fn key_of_entry(&self, pos: usize) -> Key {
+        self.entries[pos].key()
+    }
+
+    /// The node where a box is stored: the deepest existing node along its
+    /// centre's path whose loose bounds contain it.
+    pub(crate) fn locate(&self, b: &Aabb) -> u32 {
+        let c = b.center();
+        let mut n = 0u32;
+        loop {
+            let node = &self.nodes[n as usize];
+            if node.is_leaf() {
+                return n;
+            }
+            let child = node.children + quadrant(&node.cell, c) as u32;
+            if !self.nodes[child as usize].loose.contains(b) {
+                return n;
+            }
+            n = child;
+        }
+    }
+
+    /// Whether an item with box `b` stored in leaf `n` would move into a
+    /// child if `n` split (and so counts towards its load).
+    #[inline]
+    pub(crate) fn leaf_wants_deeper(&self, n: u32, b: &Aabb) -> bool {
+        let node = &self.nodes[n as usize];
+        if node.depth >= self.config.max_depth {
+            return false;
+        }
+        let (_, loose) = node.child_geometry(quadrant(&node.cell, b.center()));
+        loose.contains(b)
+    }
+
+    /// Records in the slab that entry `p` sits at position `p`.
+    #[inline]
+    pub(crate) fn set_pos(&mut self, p: usize) {
+        self.slab.slots[self.entries[p].owner as usize].pos = p as u32;
+    }
+
+    /// Adds an item to node `n`'s run, keeping the run sorted by `min.x`,
+    /// and records where it went.
+    pub(crate) fn insert_entry(&mut self, n: u32, e: Entry) {
+        self.append_entry(n, e);
+        let node = &self.nodes[n as usize];
+        self.resort_entry(n, node.start + node.len - 1);
+    }
+
+    /// Appends an item to node `n`'s run without keeping the order (the
+    /// caller sorts the run afterwards) and records where it went.
+    pub(crate) fn append_entry(&mut self, n: u32, e: Entry) {
+        let node = &self.nodes[n as usize];
+        if node.len == node.cap {
+            self.grow_run(n);
+        }
+        let node = &mut self.nodes[n as usize];
+        let p = (node.start + node.len) as usize;
+        node.len += 1;
+        node.tight = node.tight.union(&e.aabb);
+        self.entries[p] = e;
+        let slot = &mut self.slab.slots[e.owner as usize];
+        slot.node = n;
+        slot.pos = p as u32;
+    }
+
+    /// Removes entry `pos` from node `n`'s run, keeping the run sorted: the
+    /// run's last entry takes its place and moves right to where it belongs.
+    /// O(1) when those two start at the same `x` (as for items piled on one
+    /// point), else linear in the entries it passes.
+    pub(crate) fn remove_entry(&mut self, n: u32, pos: u32) {
+        let node = &mut self.nodes[n as usize];
+        node.len -= 1;
+        let last = node.start + node.len;
+        let gone = self.entries[pos as usize].aabb;
+        if pos != last {
+            self.entries[pos as usize] = self.entries[last as usize];
+            self.set_pos(pos as usize);
+            self.resort_entry(n, pos);
+        }
+        // Keep the bounds exact where that is cheap: only a box on the
+        // boundary can shrink them, and large runs keep a conservative box.
+        let node = &self.nodes[n as usize];
+        let t = node.tight;
+        let on_edge = gone.min.x <= t.min.x
+            || gone.min.y <= t.min.y
+            || gone.max.x >= t.max.x
+            || gone.max.y >= t.max.y;
+        if on_edge && node.len <= 64 {
+            self.refit(n);
+        }
+    }
+
+    /// Restores the order of node `n`'s nearly sorted run by insertion
+    /// sort, recording new positions only for entries that moved, and
+    /// refits its bounds.
+    pub(crate) fn resort_run(&mut self, n: u32) {
+        let node = &self.nodes[n as usize];
+        let (start, end) = (node.start as usize, (node.start + node.len) as usize);
+        for i in start + 1..end {
+            let e = self.entries[i];
+            let mut p = i;
+            while p > start && self.entries[p - 1].aabb.min.x > e.aabb.min.x {
+                self.entries[p] = self.entries[p - 1];
+                self.set_pos(p);
+                p -= 1;
+            }
+            if p != i {
+                self.entries[p] = e;
+                self.set_pos(p);
+            }
+        }
+        self.refit(n);
+    }
+
+    /// `true` when every position of the entry array holds a live item: no
+    /// garbage and no reserved slack in any run.
+    pub(crate) fn all_entries_live(&self) -> bool {
+        self.garbage == 0 && self.entries.len() == self.len()
+    }
+
+    /// Recomputes node `n`'s `tight` box from its run.
+    pub(crate) fn refit(&mut self, n: u32) {
+        let node = &self.nodes[n as usize];
+        let run = &self.entries[node.start as usize..(node.start + node.len) as usize];
+        let tight = run.iter().fold(EMPTY, |t, e| t.union(&e.aabb));
+        self.nodes[n as usize].tight = tight;
+    }
+
+    /// Restores the order of node `n`'s run after the box of entry `pos`
+    /// changed, by moving that entry left or right.
+    pub(crate) fn resort_entry(&mut self, n: u32, pos: u32) {
+        let node = &self.nodes[n as usize];
+        let (start, end) = (node.start as usize, (node.start + node.len) as usize);
+        let mut p = pos as usize;
+        let e = self.entries[p];
+        let x = e.aabb.min.x;
+        if p > start && self.entries[p - 1].aabb.min.x > x {
+            while p > start && self.entries[p - 1].aabb.min.x > x {
+                self.entries[p] = self.entries[p - 1];
+                self.set_pos(p);
+                p -= 1;
+            }
+        } else {
+            while p + 1 < end && self.entries[p + 1].aabb.min.x < x {
+                self.entries[p] = self.entries[p + 1];
+                self.set_pos(p);
+                p += 1;
+            }
+        }
+        if p != pos as usize {
+            self.entries[p] = e;
+            self.set_pos(p);
+        }
+    }
+
+    /// Sorts node `n`'s run by `min.x` and records every position.
+    pub(crate) fn sort_run(&mut self, n: u32) {
+        let node = &self.nodes[n as usize];
+        let (start, end) = (node.start as usize, (node.start + node.len) as usize);
+        self.entries[start..end].sort_unstable_by(|a, b| a.aabb.min.x.total_cmp(&b.aabb.min.x));
+        self.refit(n);
+        for p in start..end {
+            let slot = &mut self.slab.slots[self.entries[p].owner as usize];
+            slot.node = n;
+            slot.pos = p as u32;
+        }
+    }
+
+    /// Doubles the reserved length of node `n`'s run, in place when the run
+    /// is the last one in the array, else by moving it to the end.
+    fn grow_run(&mut self, n: u32) {
+        let node = &self.nodes[n as usize];
+        let (start, len, cap) = (node.start as usize, node.len as usize, node.cap as usize);
+        let new_cap = (cap * 2).max(4);
+        let end = self.entries.len();
+        debug_assert!(cap > 0 || start == 0, "an empty reservation starts at 0");
+        if cap > 0 && start + cap == end {
+            self.entries.resize(start + new_cap, Entry::VACANT);
+        } else {
+            assert!(
+                end + new_cap < NONE as usize,
+                "quadrat: entry array exceeds 2^32 entries"
+            );
+            self.entries.extend_from_within(start..start + len);
+            self.entries.resize(end + new_cap, Entry::VACANT);
+            for p in end..end + len {
+                self.set_pos(p);
+            }
+            self.garbage += cap;
+            self.nodes[n as usize].start = end as u32;
+        }
+        self.nodes[n as usize].cap = new_cap as u32;
+    }
+
+    /// Gives the run of node `n` up (its entries become garbage).
+    pub(crate) fn release_run(&mut self, n: u32) {
+        let node = &mut self.nodes[n as usize];
+        self.garbage += node.cap as usize;
+        node.start = 0;
+        node.len = 0;
+        node.cap = 0;
+        node.tight = EMPTY;
+    }
+
+    /// Re-packs the entry array in depth-first node order when more than
+    /// half of it is garbage. Called between operations, never while an
+    /// entry position is held.
+    #[inline]
+    pub(crate) fn maybe_compact(&mut self) {
+        if self.garbage > 64 && self.garbage * 2 > self.entries.len() {
+            self.compact();
+        }
+    }
+
+    /// Re-packs the entry array in place, without allocating once warm: runs
+    /// are moved left in the order in which they sit (so no run overwrites
+    /// one not yet moved), each reserving exactly its length.
+    #[cold]
+    fn compact(&mut self) {
+        let mut order = core::mem::take(&mut self.splits);
+        order.clear();
+        let mut stack = NodeStack::with_root();
+        while let Some(n) = stack.pop() {
+            let node = &self.nodes[n as usize];
+            if node.cap > 0 {
+                order.push(n);
+            }
+            if !node.is_leaf() {
+                for q in 0..4 {
+                    stack.push(node.children + q);
+                }
+            }
+        }
+        order.sort_unstable_by_key(|&n| self.nodes[n as usize].start);
+        let mut w = 0usize;
+        for &n in &order {
+            let node = &mut self.nodes[n as usize];
+            let (start, len) = (node.start as usize, node.len as usize);
+            // A run left empty gives its reservation up entirely, and starts
+            // at 0 like every empty reservation: a start past the end of the
+            // truncated array would be sliced out of range later.
+            node.start = if len == 0 { 0 } else { w as u32 };
+            node.cap = len as u32;
+            if start != w {
+                self.entries.copy_within(start..start + len, w);
+                for p in w..w + len {
+                    self.set_pos(p);
+                }
+            }
+            w += len;
+        }
+        self.entries.truncate(w);
+        self.garbage = 0;
+        self.splits = order;
+    }
+
+    /// Takes a block of four nodes (from the free list or the end of the
+    /// array) and makes it the children of `n`.
+    pub(crate) fn alloc_children(&mut self, n: u32) -> u32 {
+        let parent = &self.nodes[n as usize];
+        let kids: [Node; 4] = core::array::from_fn(|q| {
+            let (cell, loose) = parent.child_geometry(q);
+            let mut kid = Node::new(cell, loose, parent.depth + 1, parent.child_edges(q));
+            kid.parent = n;
+            kid
+        });
+        let first = match self.free_blocks.pop() {
+            Some(first) => {
+                for (q, kid) in kids.into_iter().enumerate() {
+                    self.nodes[first as usize + q] = kid;
+                }
+                first
+            }
+            None => {
+                let first = self.nodes.len();
+                assert!(first + 4 < NONE as usize, "quadrat: too many nodes");
+                self.nodes.extend(kids);
+                first as u32
+            }
+        };
+        self.nodes[n as usize].children = first;
+        first
+    }
+
+    /// Grows the `below` boxes of node `n`'s ancestors to contain `b`, an
+    /// item box of `n`'s, stopping at the first that already does (the
+    /// boxes of higher ancestors contain it then).
+    pub(crate) fn grow_below(&mut self, n: u32, b: &Aabb) {
+        let mut p = self.nodes[n as usize].parent;
+        while p != NONE {
+            let node = &mut self.nodes[p as usize];
+            if node.below.contains(b) {
+                break;
+            }
+            node.below = node.below.union(b);
+            p = node.parent;
+        }
+    }
+
+    /// Recomputes every internal node's `below` box exactly, children first.
+    pub(crate) fn refit_below_all(&mut self) {
+        let mut order = core::mem::take(&mut self.order);
+        order.clear();
+        order.push(0);
+        let mut i = 0;
+        while i < order.len() {
+            let n = order[i];
+            i += 1;
+            let c = self.nodes[n as usize].children;
+            if c != NONE {
+                order.extend(c..c + 4);
+            }
+        }
+        for &n in order.iter().rev() {
+            let c = self.nodes[n as usize].children;
+            if c != NONE {
+                let b = (c..c + 4).fold(EMPTY, |u, k| {
+                    u.union(&self.nodes[k as usize].subtree_bounds())
+                });
+                self.nodes[n as usize].below = b;
+            }
+        }
+        self.order = order;
+    }
+
+    /// Returns the block of four nodes starting at `first` to the free list.
+    pub(crate) fn free_children(&mut self, first: u32) {
+        for q in 0..4 {
+            // `children` is left as it is: a collapse may still be walking it.
+            let node = &mut self.nodes[(first + q) as usize];
+            node.depth = u8::MAX;
+            node.load = 0;
+        }
+        self.free_blocks.push(first);
+    }
+}
