@@ -199,6 +199,7 @@ impl Scene {
         let config = Config {
             max_items: args.max_items as usize,
             max_depth: args.max_depth,
+            ..Config::default()
         };
         let mut tree = QuadTree::with_config(scenario.world, config);
         tree.insert_many(boxes.iter().enumerate().map(|(i, &b)| (b, i)));

@@ -187,6 +187,7 @@ impl Settings {
         Config {
             max_items: self.max_items,
             max_depth: self.max_depth,
+            ..Config::default()
         }
     }
 }

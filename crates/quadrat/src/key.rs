@@ -2,15 +2,36 @@
 
 use core::fmt;
 use core::num::NonZeroU32;
-use core::sync::atomic::{AtomicU32, Ordering};
 
 /// A stable handle to an item in a [`QuadTree`](crate::QuadTree).
 ///
 /// A key is a slot index plus a generation: 8 bytes, and `Option<Key>` is
 /// 8 bytes too. Once its item is removed (or the tree cleared) a key answers
 /// `None`/`false` forever, even after its slot is reused, because the slot's
-/// generation has moved on. Each tree starts its generations at a different
-/// seed, so a key from another tree is almost surely refused as well.
+/// generation has moved on.
+///
+/// **Keys are deterministic.** A tree's keys follow only from its
+/// [`Config`](crate::Config) and the calls made on it: the same calls from
+/// the same start give the same keys in every run, process and platform,
+/// and a tree restored from a snapshot (feature `serde`) hands out the keys
+/// the original would have. Two trees with the same
+/// [`key_seed`](crate::Config::key_seed) can therefore issue equal keys;
+/// give trees different seeds when a key of one must be refused by the
+/// other (the first generation of every slot is drawn from the seed, so a
+/// key of another seed almost surely fails the generation check).
+///
+/// ```
+/// use quadrat::{Aabb, Config, QuadTree};
+/// let world = Aabb::new([0.0, 0.0], [10.0, 10.0]);
+/// let mut a = QuadTree::new(world);
+/// let mut b = QuadTree::new(world);
+/// // Same seed, same calls: the same keys, in any process.
+/// assert_eq!(a.insert(Aabb::from_point([1.0, 1.0]), 'a'), b.insert(Aabb::from_point([1.0, 1.0]), 'b'));
+/// // Another seed: the other tree's keys are refused.
+/// let mut c = QuadTree::with_config(world, Config { key_seed: 7, ..Config::default() });
+/// let kc = c.insert(Aabb::from_point([1.0, 1.0]), 'c');
+/// assert_eq!(a.get(kc), None);
+/// ```
 ///
 /// Keys order by slot index first, which makes orders that break ties by key
 /// deterministic for a given sequence of calls.
@@ -61,13 +82,11 @@ impl fmt::Debug for Key {
     }
 }
 
-/// Draws the first generation for a new slab, different for every slab made
-/// in this process (deterministic for a single-threaded program).
-fn next_seed() -> NonZeroU32 {
-    static COUNTER: AtomicU32 = AtomicU32::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    // Spread consecutive counters over the whole range (odd multiplier is a bijection).
-    let g = n.wrapping_mul(0x9E37_79B9).wrapping_add(0x7F4A_7C15);
+/// The first generation of every slot of a slab made with `key_seed`: a
+/// pure function of the seed, so keys are the same in every process.
+pub(crate) fn first_generation(key_seed: u32) -> NonZeroU32 {
+    // Spread consecutive seeds over the whole range (odd multiplier is a bijection).
+    let g = key_seed.wrapping_mul(0x9E37_79B9).wrapping_add(0x7F4A_7C15);
     NonZeroU32::new(g).unwrap_or(NonZeroU32::MIN)
 }
 
@@ -78,6 +97,7 @@ const RETIRED: u32 = u32::MAX - 1;
 /// One slot of the slab: the item's value and where its box lives. Its
 /// generation is kept apart, in [`Slab::generations`].
 #[derive(Clone, Debug)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) struct Slot<T> {
     /// `Some` while occupied.
     pub(crate) value: Option<T>,
@@ -89,6 +109,7 @@ pub(crate) struct Slot<T> {
 
 /// A slab of item values addressed by generational [`Key`]s.
 #[derive(Clone, Debug)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) struct Slab<T> {
     pub(crate) slots: Vec<Slot<T>>,
     /// The generation of every slot, dense: turning an entry into a key (as
@@ -101,13 +122,13 @@ pub(crate) struct Slab<T> {
 }
 
 impl<T> Slab<T> {
-    pub(crate) fn new() -> Slab<T> {
+    pub(crate) fn new(key_seed: u32) -> Slab<T> {
         Slab {
             slots: Vec::new(),
             generations: Vec::new(),
             free_head: NONE,
             len: 0,
-            seed: next_seed(),
+            seed: first_generation(key_seed),
         }
     }
 
@@ -188,6 +209,52 @@ impl<T> Slab<T> {
                 false
             }
         }
+    }
+
+    /// Checks what a snapshot says of the slab before anything trusts it:
+    /// one generation per slot, the first generation the seed gives, and
+    /// a free list that ends, stays in range, and lists every vacant slot
+    /// that is not retired exactly once. The tree's `validate` checks the
+    /// occupied slots against the entries.
+    #[cfg(feature = "serde")]
+    pub(crate) fn check(&self, key_seed: u32) -> Result<(), String> {
+        if self.generations.len() != self.slots.len() {
+            return Err(format!(
+                "{} generations for {} slots",
+                self.generations.len(),
+                self.slots.len()
+            ));
+        }
+        if self.slots.len() >= RETIRED as usize {
+            return Err("more than 2^32 - 2 slots".into());
+        }
+        if self.seed != first_generation(key_seed) {
+            return Err("the first generation does not follow from config.key_seed".into());
+        }
+        let occupied = self.slots.iter().filter(|s| s.value.is_some()).count();
+        if occupied != self.len {
+            return Err(format!("{occupied} occupied slots, len {}", self.len));
+        }
+        let mut listed = vec![false; self.slots.len()];
+        let mut at = self.free_head;
+        while at != NONE {
+            let Some(slot) = self.slots.get(at as usize) else {
+                return Err(format!("the free list points at slot {at}, out of range"));
+            };
+            if slot.value.is_some() || listed[at as usize] {
+                return Err(format!(
+                    "the free list reaches slot {at} twice or while occupied"
+                ));
+            }
+            listed[at as usize] = true;
+            at = slot.node;
+        }
+        for (idx, slot) in self.slots.iter().enumerate() {
+            if slot.value.is_none() && !listed[idx] && slot.node != RETIRED {
+                return Err(format!("vacant slot {idx} is neither free nor retired"));
+            }
+        }
+        Ok(())
     }
 
     /// Removes every value, invalidating all keys, keeping the capacity. The

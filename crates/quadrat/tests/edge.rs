@@ -43,6 +43,7 @@ fn touching_across_split_lines_of_every_level() {
     let config = Config {
         max_items: 1,
         max_depth: 8,
+        ..Config::default()
     };
     let mut tree = QuadTree::with_config(world(), config);
     let mut expected = 0;
@@ -112,8 +113,12 @@ fn indexing_with_a_stale_key_panics() {
 
 #[test]
 fn foreign_keys_are_refused() {
-    let mut a = QuadTree::new(world());
-    let mut b = QuadTree::new(world());
+    let seeded = |key_seed| Config {
+        key_seed,
+        ..Config::default()
+    };
+    let mut a = QuadTree::with_config(world(), seeded(1));
+    let mut b = QuadTree::with_config(world(), seeded(2));
     let ka: Vec<Key> = (0..10)
         .map(|i| a.insert(Aabb::from_point([i as f32, 1.0]), i))
         .collect();
@@ -130,6 +135,43 @@ fn foreign_keys_are_refused() {
     let far = Key::from_bits((1_000_000u64 << 32) | 1).unwrap();
     assert_eq!(a.get(far), None);
     assert_eq!(a.remove(far), None);
+}
+
+/// Keys follow only from the config and the calls: two trees built side by
+/// side (a process-wide counter would set them apart) give the same keys,
+/// through removals, reuse and `clear`.
+#[test]
+fn keys_are_deterministic() {
+    let run = || {
+        let mut tree = QuadTree::new(world());
+        let mut keys = Vec::new();
+        for round in 0..3 {
+            let ks: Vec<Key> = (0..50)
+                .map(|i| tree.insert(Aabb::from_point([i as f32 * 0.3, round as f32]), i))
+                .collect();
+            for k in ks.iter().step_by(3) {
+                tree.remove(*k);
+            }
+            keys.extend(ks);
+            keys.extend(tree.insert_many((0..20).map(|i| (Aabb::from_point([i as f32, 9.0]), i))));
+            if round == 1 {
+                tree.clear();
+            }
+        }
+        keys
+    };
+    let first = run();
+    let _unrelated = QuadTree::<u8>::new(world());
+    assert_eq!(first, run());
+    // The same start is the default seed's: another seed gives other keys.
+    let mut other = QuadTree::with_config(
+        world(),
+        Config {
+            key_seed: 9,
+            ..Config::default()
+        },
+    );
+    assert_ne!(other.insert(Aabb::from_point([0.0, 0.0]), 0), first[0]);
 }
 
 #[test]
@@ -171,6 +213,7 @@ fn invalid_boxes_are_refused_and_change_nothing() {
         Config {
             max_items: 2,
             max_depth: 6,
+            ..Config::default()
         },
     );
     let keys: Vec<Key> = (0..50)
@@ -212,6 +255,7 @@ fn invalid_world_and_config_are_refused() {
         Config {
             max_items: 0,
             max_depth: 4,
+            ..Config::default()
         },
     );
     assert!(matches!(
@@ -226,6 +270,7 @@ fn invalid_world_and_config_are_refused() {
         Config {
             max_items: 4,
             max_depth: 25,
+            ..Config::default()
         },
     );
     assert_eq!(
@@ -264,6 +309,7 @@ fn objects_outside_the_world_are_kept_and_found() {
         Config {
             max_items: 2,
             max_depth: 8,
+            ..Config::default()
         },
     );
     let mut inside = Vec::new();
@@ -349,6 +395,7 @@ fn depth_is_capped_for_every_setting() {
             Config {
                 max_items: 1,
                 max_depth,
+                ..Config::default()
             },
         );
         for i in 0..200u32 {
@@ -395,6 +442,7 @@ fn removing_collapses_quadrants() {
         Config {
             max_items: 4,
             max_depth: 10,
+            ..Config::default()
         },
     );
     let keys: Vec<Key> = (0..500)
@@ -425,6 +473,7 @@ fn update_in_place_and_across_the_tree() {
         Config {
             max_items: 2,
             max_depth: 8,
+            ..Config::default()
         },
     );
     let keys: Vec<Key> = (0..100)
@@ -500,6 +549,7 @@ fn degenerate_and_extreme_worlds() {
         Config {
             max_items: 1,
             max_depth: 24,
+            ..Config::default()
         },
     );
     for i in 0..200 {

@@ -91,14 +91,17 @@ fn parallel_build_equals_sequential_build() {
             Config {
                 max_items: 1,
                 max_depth: 3,
+                ..Config::default()
             },
             Config {
                 max_items: 4,
                 max_depth: 12,
+                ..Config::default()
             },
             Config {
                 max_items: 2,
                 max_depth: 0,
+                ..Config::default()
             },
         ] {
             let what = format!("{name} {config:?}");

@@ -94,6 +94,7 @@ fn config() -> impl Strategy<Value = Config> {
     (1usize..6, 0u8..10).prop_map(|(max_items, max_depth)| Config {
         max_items,
         max_depth,
+        ..Config::default()
     })
 }
 
@@ -167,6 +168,7 @@ fn large_random_sequences_match_brute_force() {
         let config = Config {
             max_items: 1 + round * 3,
             max_depth: 12,
+            ..Config::default()
         };
         let mut h = Harness::new(s.world, config);
         for step in 0..6000u32 {

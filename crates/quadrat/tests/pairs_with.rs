@@ -13,14 +13,17 @@ const CONFIGS: [Config; 3] = [
     Config {
         max_items: 1,
         max_depth: 8,
+        ..Config::DEFAULT
     },
     Config {
         max_items: 4,
         max_depth: 3,
+        ..Config::DEFAULT
     },
     Config {
         max_items: 32,
         max_depth: 16,
+        ..Config::DEFAULT
     },
 ];
 

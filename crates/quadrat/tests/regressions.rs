@@ -43,6 +43,7 @@ fn draining_71_grid_points_in_insertion_order() {
     let config = Config {
         max_items: 1,
         max_depth: 8,
+        ..Config::default()
     };
     let boxes: Vec<Aabb> = grid(10, 10, 10.0, 1.0).into_iter().take(71).collect();
     let mut tree = QuadTree::with_config(world, config);
@@ -84,10 +85,12 @@ fn draining_a_bulk_built_tree() {
         Config {
             max_items: 1,
             max_depth: 8,
+            ..Config::default()
         },
         Config {
             max_items: 4,
             max_depth: 12,
+            ..Config::default()
         },
     ] {
         let boxes = grid(40, 25, 2.5, 0.5);

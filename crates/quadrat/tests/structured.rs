@@ -15,18 +15,22 @@ const CONFIGS: [Config; 4] = [
     Config {
         max_items: 1,
         max_depth: 8,
+        ..Config::DEFAULT
     },
     Config {
         max_items: 2,
         max_depth: 24,
+        ..Config::DEFAULT
     },
     Config {
         max_items: 4,
         max_depth: 3,
+        ..Config::DEFAULT
     },
     Config {
         max_items: 32,
         max_depth: 16,
+        ..Config::DEFAULT
     },
 ];
 

@@ -124,7 +124,8 @@ fn config() -> impl Strategy<Value = Config> {
         Just(Config::default()),
         (1usize..6, 0u8..10).prop_map(|(max_items, max_depth)| Config {
             max_items,
-            max_depth
+            max_depth,
+            ..Config::default()
         }),
     ]
 }
@@ -162,7 +163,7 @@ proptest! {
         spots in prop::collection::vec((shape(), (0..4i32, 0..4i32)), 1..40),
         probes in prop::collection::vec(probe(), 1..8),
     ) {
-        let mut world = CollisionWorld::with_config(WORLD, Config { max_items: 2, max_depth: 6 });
+        let mut world = CollisionWorld::with_config(WORLD, Config { max_items: 2, max_depth: 6, ..Config::default() });
         let mut model = Model::default();
         for (i, (shape, (x, y))) in spots.into_iter().enumerate() {
             let p = Vec2::new(40.0 + x as f32 * 5.0, 40.0 + y as f32 * 5.0);

@@ -143,6 +143,7 @@ impl ConfigIn {
             } => Config {
                 max_items: 1 + usize::from(max_items) % 40,
                 max_depth: max_depth % 25,
+                ..Config::default()
             },
         }
     }

@@ -23,6 +23,8 @@ mod query;
 mod raycast;
 mod remove;
 mod runs;
+#[cfg(feature = "serde")]
+mod snapshot;
 mod update;
 mod validate;
 
@@ -77,18 +79,34 @@ pub struct Config {
     /// The deepest level a node may have (the root is level 0). At most
     /// [`MAX_DEPTH`].
     pub max_depth: u8,
+    /// Where key generations start (see [`Key`]): any value. Trees with
+    /// the same seed hand out the same keys for the same calls; trees with
+    /// different seeds almost surely refuse each other's keys.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub key_seed: u32,
 }
 
 impl Default for Config {
     fn default() -> Config {
-        Config {
-            max_items: 32,
-            max_depth: 16,
-        }
+        Config::DEFAULT
     }
 }
 
 impl Config {
+    /// `Config::default()`, usable in `const` items.
+    ///
+    /// ```
+    /// use quadrat::Config;
+    /// const SMALL_LEAVES: Config = Config { max_items: 4, ..Config::DEFAULT };
+    /// assert_eq!(Config::DEFAULT, Config::default());
+    /// assert_eq!(SMALL_LEAVES.max_depth, 16);
+    /// ```
+    pub const DEFAULT: Config = Config {
+        max_items: 32,
+        max_depth: 16,
+        key_seed: 0,
+    };
+
     /// Checks the values: `max_items >= 1` and `max_depth <= MAX_DEPTH`.
     ///
     /// ```
@@ -164,7 +182,20 @@ pub struct NodeView {
 ///   by the pair finder. Items far outside it (not inside the world grown by
 ///   half its size on each side) are held by the root and checked on every
 ///   query, so size the world to cover your objects.
-/// - Every query and the pair finder take `&self` and allocate nothing.
+/// - Every query and the pair finder take `&self`. The area, circle and
+///   point queries, [`raycast`](QuadTree::raycast) and
+///   [`for_each_pair`](QuadTree::for_each_pair) allocate nothing;
+///   [`nearest`](QuadTree::nearest) keeps a heap of `k` candidates, and the
+///   forms that return a `Vec` ([`pairs`](QuadTree::pairs),
+///   [`raycast_all`](QuadTree::raycast_all)) allocate it.
+/// - **Keys are deterministic** (see [`Key`]): the same calls from the same
+///   [`Config`] give the same keys in every process.
+/// - **Snapshots** (feature `serde`): a tree serializes completely, its
+///   layout included, and a restored copy behaves exactly as the original
+///   from then on: its keys stay valid, the next inserts hand out the keys
+///   the original would, and every answer comes in the same order. A
+///   snapshot is checked in full as it is read; a damaged one is refused
+///   with an error.
 /// - Depth is capped by [`Config::max_depth`], so any number of items on one
 ///   point stays correct and bounded.
 /// - **The whole finite `f32` range works**, from subnormal sizes to worlds
@@ -290,7 +321,7 @@ impl<T> QuadTree<T> {
             free_blocks: Vec::new(),
             entries: Vec::new(),
             garbage: 0,
-            slab: Slab::new(),
+            slab: Slab::new(config.key_seed),
             movers: Vec::new(),
             splits: Vec::new(),
             dirty: Vec::new(),

@@ -140,6 +140,17 @@ impl Harness {
         }
     }
 
+    /// A second harness with `tree` (a copy of this one's, as a snapshot
+    /// restores it) and the same model, to run on side by side.
+    pub fn fork(&self, tree: QuadTree<u32>) -> Harness {
+        Harness {
+            tree,
+            model: self.model.clone(),
+            next_value: self.next_value,
+            panics: self.panics,
+        }
+    }
+
     fn pick(&self, i: usize) -> Option<usize> {
         (!self.model.live.is_empty()).then(|| i % self.model.live.len())
     }

@@ -1,0 +1,208 @@
+//! Snapshots (feature `serde`): a tree serializes completely, its layout
+//! included, so that a restored copy behaves exactly as the original, and
+//! a snapshot is checked in full before it is trusted.
+//!
+//! Boxes inside nodes and entries are written as the bits of their `f32`
+//! coordinates: exact, and able to carry the infinities of empty bounds,
+//! which formats such as JSON cannot write as numbers.
+
+use serde::de::Error as _;
+use serde::ser::SerializeStruct;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::{Config, Entry, NONE, Node, QuadTree};
+use crate::geom::{Aabb, Vec2};
+use crate::key::Slab;
+
+type Bits = [u32; 4];
+
+fn bits(b: &Aabb) -> Bits {
+    [
+        b.min.x.to_bits(),
+        b.min.y.to_bits(),
+        b.max.x.to_bits(),
+        b.max.y.to_bits(),
+    ]
+}
+
+fn from_bits(b: Bits) -> Aabb {
+    Aabb {
+        min: Vec2::new(f32::from_bits(b[0]), f32::from_bits(b[1])),
+        max: Vec2::new(f32::from_bits(b[2]), f32::from_bits(b[3])),
+    }
+}
+
+/// A node as a tuple: cell, loose, children, start, len, cap, load, tight,
+/// below, parent, depth, edges.
+type NodeTuple = (Bits, Bits, u32, u32, u32, u32, u32, Bits, Bits, u32, u8, u8);
+
+impl Serialize for Node {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let t: NodeTuple = (
+            bits(&self.cell),
+            bits(&self.loose),
+            self.children,
+            self.start,
+            self.len,
+            self.cap,
+            self.load,
+            bits(&self.tight),
+            bits(&self.below),
+            self.parent,
+            self.depth,
+            self.edges,
+        );
+        t.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Node {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Node, D::Error> {
+        let t = NodeTuple::deserialize(d)?;
+        Ok(Node {
+            cell: from_bits(t.0),
+            loose: from_bits(t.1),
+            children: t.2,
+            start: t.3,
+            len: t.4,
+            cap: t.5,
+            load: t.6,
+            tight: from_bits(t.7),
+            below: from_bits(t.8),
+            parent: t.9,
+            depth: t.10,
+            edges: t.11,
+        })
+    }
+}
+
+impl Serialize for Entry {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        (bits(&self.aabb), self.owner, self.generation).serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Entry {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Entry, D::Error> {
+        let (aabb, owner, generation) = <(Bits, u32, core::num::NonZeroU32)>::deserialize(d)?;
+        Ok(Entry {
+            aabb: from_bits(aabb),
+            owner,
+            generation,
+        })
+    }
+}
+
+/// Serializes the whole tree: world, config, nodes, free node blocks,
+/// entries, the count of unused entries, and the slab of values and key
+/// generations. Scratch memory is left out.
+impl<T: Serialize> Serialize for QuadTree<T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut st = s.serialize_struct("QuadTree", 7)?;
+        st.serialize_field("world", &self.world)?;
+        st.serialize_field("config", &self.config)?;
+        st.serialize_field("nodes", &self.nodes)?;
+        st.serialize_field("free_blocks", &self.free_blocks)?;
+        st.serialize_field("entries", &self.entries)?;
+        st.serialize_field("garbage", &self.garbage)?;
+        st.serialize_field("slab", &self.slab)?;
+        st.end()
+    }
+}
+
+/// A snapshot as read, before it is checked.
+#[derive(Deserialize)]
+#[serde(rename = "QuadTree")]
+struct Raw<T> {
+    world: Aabb,
+    config: Config,
+    nodes: Vec<Node>,
+    free_blocks: Vec<u32>,
+    entries: Vec<Entry>,
+    garbage: usize,
+    slab: Slab<T>,
+}
+
+/// Restores a tree from its snapshot, refusing (with an error that names
+/// the broken invariant) any snapshot that breaks an invariant of the tree
+/// (everything [`QuadTree::validate`] checks, plus the slab's free list and
+/// the root's geometry): a damaged or forged snapshot never yields a tree
+/// that could panic or answer wrongly later.
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for QuadTree<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<QuadTree<T>, D::Error> {
+        let raw = Raw::<T>::deserialize(d)?;
+        QuadTree::from_raw(raw).map_err(D::Error::custom)
+    }
+}
+
+impl<T> QuadTree<T> {
+    fn from_raw(raw: Raw<T>) -> Result<QuadTree<T>, String> {
+        let err = |what: &str| format!("invalid quadrat snapshot: {what}");
+        raw.world
+            .validate()
+            .map_err(|e| err(&format!("world: {e}")))?;
+        raw.config.validate().map_err(|e| err(&e.to_string()))?;
+        raw.slab.check(raw.config.key_seed).map_err(|e| err(&e))?;
+        // The numbers `validate` indexes and adds with, checked first so
+        // that it can trust them.
+        let (nodes, entries) = (raw.nodes.len() as u64, raw.entries.len() as u64);
+        let Some(root) = raw.nodes.first() else {
+            return Err(err("no root node"));
+        };
+        let fresh = Node::root(raw.world);
+        if bits(&root.cell) != bits(&fresh.cell)
+            || bits(&root.loose) != bits(&fresh.loose)
+            || root.depth != 0
+            || root.edges != fresh.edges
+            || root.parent != NONE
+        {
+            return Err(err("the root does not match the world"));
+        }
+        if nodes >= u64::from(NONE) || entries >= u64::from(NONE) {
+            return Err(err("too many nodes or entries"));
+        }
+        for (i, n) in raw.nodes.iter().enumerate() {
+            if n.depth == u8::MAX {
+                continue;
+            }
+            let children_ok =
+                n.children == NONE || (n.children % 4 == 1 && u64::from(n.children) + 4 <= nodes);
+            if !children_ok
+                || n.len > n.cap
+                || u64::from(n.start) + u64::from(n.cap) > entries
+                || (n.parent != NONE && u64::from(n.parent) >= nodes)
+            {
+                return Err(err(&format!("node {i} points out of range")));
+            }
+        }
+        if raw
+            .free_blocks
+            .iter()
+            .any(|&f| f % 4 != 1 || u64::from(f) + 4 > nodes)
+        {
+            return Err(err("a free node block is out of range"));
+        }
+        if raw.garbage as u64 > entries {
+            return Err(err("more unused entries than entries"));
+        }
+        let tree = QuadTree {
+            world: raw.world,
+            config: raw.config,
+            max_items: raw.config.max_items as u32,
+            nodes: raw.nodes,
+            free_blocks: raw.free_blocks,
+            entries: raw.entries,
+            garbage: raw.garbage,
+            slab: raw.slab,
+            movers: Vec::new(),
+            splits: Vec::new(),
+            dirty: Vec::new(),
+            order: Vec::new(),
+            #[cfg(feature = "parallel")]
+            fresh: Vec::new(),
+            cats: Vec::new(),
+        };
+        tree.validate().map_err(|e| err(&e))?;
+        Ok(tree)
+    }
+}

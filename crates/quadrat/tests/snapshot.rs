@@ -1,0 +1,323 @@
+//! Snapshots (feature `serde`): a tree serialized at a random point of a
+//! random operation sequence and restored must behave exactly as the
+//! original from then on: the same keys, the same next keys, the same
+//! answers in the same order, and the same state, checked by serializing
+//! both along the way. Damaged snapshots are refused or, when what was
+//! changed breaks no invariant (a value, a looser bound, an unused entry),
+//! restore a tree that answers right and keeps working.
+
+#![cfg(feature = "serde")]
+
+mod support;
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use quadrat::{Aabb, Circle, Config, Key, QuadTree, Ray, Vec2};
+use support::ops::{random_box, random_op};
+use support::shapes::{self, Rng};
+use support::tree::{Harness, Probe};
+
+fn probe(h: &Harness, rng: &mut Rng, world: Aabb) -> Probe {
+    let b = random_box(rng, world, h);
+    let c = random_box(rng, world, h);
+    let r = (f64::from(c.max.x) - f64::from(b.min.x))
+        .abs()
+        .min(f64::from(f32::MAX)) as f32;
+    let dir = Vec2::new(c.min.x * 0.5 - b.min.x * 0.5, c.min.y * 0.5 - b.min.y * 0.5);
+    Probe {
+        area: b.union(&c),
+        circle: Circle::new(b.center(), r),
+        point: c.max,
+        k: rng.below(8) as usize,
+        ray: Ray::new(
+            b.min,
+            if dir == Vec2::ZERO {
+                Vec2::new(0.0, -1.0)
+            } else {
+                dir
+            },
+        ),
+        max_dist: if rng.chance(50) { f32::INFINITY } else { r },
+    }
+}
+
+/// Every answer of the tree to `p`, in the order the tree gives it.
+#[allow(clippy::type_complexity)]
+fn answers(
+    t: &QuadTree<u32>,
+    p: &Probe,
+) -> (
+    Vec<(Key, Aabb, u32)>,
+    Vec<(Key, Key)>,
+    Vec<Key>,
+    Vec<Key>,
+    Vec<Key>,
+    Vec<(Key, f32)>,
+    Vec<(Key, f32)>,
+) {
+    let mut pairs = Vec::new();
+    t.for_each_pair(|a, b| pairs.push((a, b)));
+    (
+        t.iter().map(|(k, b, v)| (k, b, *v)).collect(),
+        pairs,
+        t.query(p.area).map(|(k, _)| k).collect(),
+        t.query_circle(p.circle).map(|(k, _)| k).collect(),
+        t.query_point(p.point).map(|(k, _)| k).collect(),
+        if p.point.is_finite() {
+            t.nearest(p.point, p.k)
+        } else {
+            Vec::new()
+        },
+        t.raycast_all(p.ray, p.max_dist),
+    )
+}
+
+fn restore(t: &QuadTree<u32>) -> QuadTree<u32> {
+    let json = serde_json::to_string(t).expect("serialize");
+    let copy: QuadTree<u32> = serde_json::from_str(&json).expect("restore");
+    assert_eq!(
+        serde_json::to_string(&copy).unwrap(),
+        json,
+        "restore is not exact"
+    );
+    copy
+}
+
+/// Random operations; a snapshot at a random step; then the original and
+/// the copy take the same operations and must agree on everything.
+fn twins(seed: u64, ops: usize) {
+    let mut rng = Rng::new(seed);
+    let worlds = shapes::extreme_worlds();
+    let world = worlds[rng.below(worlds.len() as u64) as usize];
+    let config = Config {
+        max_items: 1 + rng.below(12) as usize,
+        max_depth: rng.below(25) as u8,
+        key_seed: rng.next_u64() as u32,
+    };
+    let mut h = Harness::new(world, config);
+    let at = rng.below(ops as u64) as usize;
+    let mut twin: Option<Harness> = None;
+    for step in 0..ops {
+        if step == at {
+            twin = Some(h.fork(restore(&h.tree)));
+        }
+        let op = random_op(&mut rng, world, &h);
+        let fail =
+            |e: String| -> ! { panic!("seed {seed}, step {step} (snapshot at {at}), {op:?}: {e}") };
+        h.apply(&op).unwrap_or_else(|e| fail(e));
+        let Some(t) = twin.as_mut() else { continue };
+        t.apply(&op)
+            .unwrap_or_else(|e| fail(format!("the restored copy: {e}")));
+        // The same keys handed out, the same items.
+        assert_eq!(
+            t.model.live, h.model.live,
+            "seed {seed}, step {step}: keys differ"
+        );
+        if step % 8 == 0 {
+            let p = probe(&h, &mut rng, world);
+            assert_eq!(
+                answers(&t.tree, &p),
+                answers(&h.tree, &p),
+                "seed {seed}, step {step}: answers differ"
+            );
+            assert_eq!(
+                serde_json::to_string(&t.tree).unwrap(),
+                serde_json::to_string(&h.tree).unwrap(),
+                "seed {seed}, step {step}: states differ"
+            );
+        }
+        if step % 16 == 0 {
+            t.check(&probe(t, &mut rng, world))
+                .unwrap_or_else(|e| fail(format!("the restored copy: {e}")));
+        }
+    }
+}
+
+#[test]
+fn a_restored_tree_behaves_as_the_original() {
+    for seed in 0..16 {
+        twins(seed, 300);
+    }
+}
+
+#[test]
+fn snapshots_of_empty_and_cleared_trees() {
+    let world = Aabb::new([0.0, 0.0], [10.0, 10.0]);
+    let mut t: QuadTree<u32> = QuadTree::new(world);
+    let mut copy = restore(&t);
+    assert_eq!(
+        copy.insert(Aabb::from_point([1.0, 1.0]), 1),
+        t.insert(Aabb::from_point([1.0, 1.0]), 1)
+    );
+    t.clear();
+    let mut copy = restore(&t);
+    let k = t.insert(Aabb::from_point([2.0, 2.0]), 2);
+    assert_eq!(copy.insert(Aabb::from_point([2.0, 2.0]), 2), k);
+}
+
+/// Keys stay meaningful across a snapshot: a live key answers in the copy,
+/// a removed one does not, and stale keys stay stale after slot reuse.
+#[test]
+fn keys_survive_a_snapshot() {
+    let world = Aabb::new([0.0, 0.0], [100.0, 100.0]);
+    let mut t = QuadTree::new(world);
+    let keys: Vec<Key> = (0..100)
+        .map(|i| t.insert(Aabb::from_point([i as f32, (i * 7 % 100) as f32]), i))
+        .collect();
+    for k in keys.iter().step_by(2) {
+        t.remove(*k);
+    }
+    let json = serde_json::to_string(&t).unwrap();
+    let mut copy: QuadTree<u32> = serde_json::from_str(&json).unwrap();
+    for (i, k) in keys.iter().enumerate() {
+        assert_eq!(copy.get(*k), t.get(*k));
+        assert_eq!(copy.get(*k).is_some(), i % 2 == 1);
+    }
+    // Reused slots get new generations in both.
+    let a = t.insert(Aabb::from_point([5.0, 5.0]), 1000);
+    let b = copy.insert(Aabb::from_point([5.0, 5.0]), 1000);
+    assert_eq!(a, b);
+    assert!(!copy.contains_key(keys[0]) || keys[0] == b);
+}
+
+/// Every number in a snapshot, changed one at a time to values that break
+/// things (0, 1, the largest, off by one, random): each damaged snapshot is
+/// refused with an error, or restores a tree that validates and keeps
+/// working through random operations and queries without a panic.
+#[test]
+fn damaged_snapshots_are_refused_or_harmless() {
+    let world = Aabb::new([0.0, 0.0], [64.0, 64.0]);
+    let mut rng = Rng::new(7);
+    let mut h = Harness::new(
+        world,
+        Config {
+            max_items: 2,
+            max_depth: 5,
+            ..Config::default()
+        },
+    );
+    for _ in 0..60 {
+        let op = random_op(&mut rng, world, &h);
+        h.apply(&op).unwrap();
+    }
+    for k in h
+        .model
+        .live
+        .iter()
+        .step_by(5)
+        .map(|e| e.0)
+        .collect::<Vec<_>>()
+    {
+        h.tree.remove(k);
+    }
+    let value = serde_json::to_value(&h.tree).unwrap();
+    let mut paths = Vec::new();
+    numbers(&value, &mut Vec::new(), &mut paths);
+    assert!(paths.len() > 500, "only {} numbers", paths.len());
+    let (mut refused, mut accepted) = (0, 0);
+    for (i, path) in paths.iter().enumerate() {
+        for m in 0..3 {
+            let mut v = value.clone();
+            let n = at(&mut v, path);
+            let old = n.as_u64().unwrap_or(0);
+            let new = match (i + m) % 6 {
+                0 => 0,
+                1 => 1,
+                2 => u64::from(u32::MAX),
+                3 => old + 1,
+                4 => old.saturating_sub(1),
+                _ => rng.next_u64() % 1000,
+            };
+            if new == old {
+                continue;
+            }
+            *n = serde_json::Value::from(new);
+            let restored = catch_unwind(AssertUnwindSafe(|| {
+                serde_json::from_value::<QuadTree<u32>>(v)
+            }))
+            .unwrap_or_else(|_| panic!("restoring with {path:?} = {new} panicked"));
+            let Ok(mut t) = restored else {
+                refused += 1;
+                continue;
+            };
+            accepted += 1;
+            t.validate().unwrap();
+            // It answers right about what it holds.
+            let items: Vec<(Key, Aabb)> = t.iter().map(|(k, b, _)| (k, b)).collect();
+            let mut brute = Vec::new();
+            for (i, a) in items.iter().enumerate() {
+                for b in &items[i + 1..] {
+                    if a.1.intersects(&b.1) {
+                        brute.push((a.0.min(b.0), a.0.max(b.0)));
+                    }
+                }
+            }
+            brute.sort_unstable();
+            assert_eq!(
+                t.pairs(),
+                brute,
+                "a snapshot with {path:?} = {new}: wrong pairs"
+            );
+            let mut r = Rng::new(i as u64);
+            let worked = catch_unwind(AssertUnwindSafe(|| {
+                let mut keys: Vec<Key> = t.keys().collect();
+                for j in 0..40u32 {
+                    let b = random_box(&mut r, world, &h);
+                    match j % 4 {
+                        0 => keys.push(t.insert(b, j)),
+                        1 if !keys.is_empty() => {
+                            let k = keys.swap_remove(r.below(keys.len() as u64) as usize);
+                            t.remove(k);
+                        }
+                        2 if !keys.is_empty() => {
+                            t.update(keys[r.below(keys.len() as u64) as usize], b);
+                        }
+                        _ => t.rebuild(),
+                    }
+                    let _ = t.pairs();
+                    let _ = t.query(b).count();
+                    let _ = t.nearest(b.min, 3);
+                    t.validate().unwrap();
+                }
+            }));
+            assert!(
+                worked.is_ok(),
+                "a snapshot with {path:?} = {new} restored a tree that fails"
+            );
+        }
+    }
+    println!("damaged snapshots: {refused} refused, {accepted} restored and working");
+    assert!(
+        refused > 0 && accepted > 0,
+        "refused {refused}, accepted {accepted}"
+    );
+}
+
+fn numbers(v: &serde_json::Value, path: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+    match v {
+        serde_json::Value::Number(_) => out.push(path.clone()),
+        serde_json::Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                path.push(i.to_string());
+                numbers(x, path, out);
+                path.pop();
+            }
+        }
+        serde_json::Value::Object(o) => {
+            for (k, x) in o {
+                path.push(k.clone());
+                numbers(x, path, out);
+                path.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+fn at<'a>(v: &'a mut serde_json::Value, path: &[String]) -> &'a mut serde_json::Value {
+    path.iter().fold(v, |v, p| match v {
+        serde_json::Value::Array(a) => &mut a[p.parse::<usize>().unwrap()],
+        serde_json::Value::Object(o) => o.get_mut(p).unwrap(),
+        _ => unreachable!(),
+    })
+}
