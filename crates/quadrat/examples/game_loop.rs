@@ -5,7 +5,6 @@
 //!
 //! `cargo run --release -p quadrat --example game_loop`
 
-use quadrat::scenario::{Layout, Rng, Scenario};
 use quadrat::{Aabb, CollisionWorld, QuadTree, Shape, Vec2};
 use std::time::Instant;
 
@@ -32,18 +31,23 @@ impl Ball {
 
 fn main() {
     let n = 20_000;
-    let s = Scenario::new(Layout::Uniform, n, 42);
-    let mut rng = Rng::new(7);
-    let mut balls: Vec<Ball> = s
-        .boxes()
-        .iter()
-        .map(|b| Ball {
-            pos: b.center(),
-            vel: Vec2::new(rng.range(-1.0, 1.0), rng.range(-1.0, 1.0)),
-            radius: b.width() / 2.0,
+    // A 1000 x 1000 world, with balls sized so that each ball's box overlaps
+    // about 3 others: boxes of side s at uniform random centres have
+    // n * (2s)² / 1000² partners on average.
+    let world = Aabb::new([0.0, 0.0], [1000.0, 1000.0]);
+    let radius = 1000.0 * (3.0 / (4.0 * n as f32)).sqrt() / 2.0;
+    let mut place = Rng(42);
+    let mut rng = Rng(7);
+    let mut balls: Vec<Ball> = (0..n)
+        .map(|_| {
+            let pos = Vec2::new(place.range(0.0, 1000.0), place.range(0.0, 1000.0));
+            Ball {
+                pos,
+                vel: Vec2::new(rng.range(-1.0, 1.0), rng.range(-1.0, 1.0)),
+                radius,
+            }
         })
         .collect();
-    let world = s.world;
     println!(
         "{n} balls of radius {:.2} in a {}x{} world",
         balls[0].radius,
@@ -142,5 +146,21 @@ fn step(balls: &mut [Ball], world: Aabb) {
         if b.pos.y < world.min.y || b.pos.y > world.max.y {
             b.vel.y = -b.vel.y;
         }
+    }
+}
+
+/// A small seeded random generator (SplitMix64): the same numbers on every
+/// run, with no dependency.
+struct Rng(u64);
+
+impl Rng {
+    /// Uniform in `[lo, hi)`.
+    fn range(&mut self, lo: f32, hi: f32) -> f32 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        lo + (hi - lo) * ((z >> 40) as f32 / (1u64 << 24) as f32)
     }
 }

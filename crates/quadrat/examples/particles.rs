@@ -5,7 +5,6 @@
 //!
 //! `cargo run --release -p quadrat --example particles`
 
-use quadrat::scenario::Rng;
 use quadrat::{Aabb, CollisionWorld, Key, Shape, Vec2};
 use std::time::{Duration, Instant};
 
@@ -18,7 +17,7 @@ struct Particle {
 
 fn main() {
     let bounds = Aabb::new([0.0, 0.0], [800.0, 600.0]);
-    let mut rng = Rng::new(1);
+    let mut rng = Rng(1);
     let mut world = CollisionWorld::new(bounds);
     let mut particles: Vec<Particle> = (0..1000)
         .map(|i| {
@@ -111,4 +110,20 @@ fn main() {
         start.elapsed().as_secs_f64() * 1e3 / f64::from(frames),
         busiest.as_secs_f64() * 1e3
     );
+}
+
+/// A small seeded random generator (SplitMix64): the same numbers on every
+/// run, with no dependency.
+struct Rng(u64);
+
+impl Rng {
+    /// Uniform in `[lo, hi)`.
+    fn range(&mut self, lo: f32, hi: f32) -> f32 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        lo + (hi - lo) * ((z >> 40) as f32 / (1u64 << 24) as f32)
+    }
 }

@@ -5,7 +5,6 @@
 //!
 //! `cargo run --release -p quadrat --example player`
 
-use quadrat::scenario::Rng;
 use quadrat::{Aabb, CollisionWorld, Key, Shape, Vec2};
 
 const PLAYER: u32 = 1;
@@ -14,7 +13,7 @@ const CROWD: u32 = 2;
 fn main() {
     let bounds = Aabb::new([0.0, 0.0], [200.0, 200.0]);
     let mut world = CollisionWorld::new(bounds);
-    let mut rng = Rng::new(4);
+    let mut rng = Rng(4);
 
     // The crowd: round and square people standing about, who ignore each
     // other and collide with the player only.
@@ -106,4 +105,20 @@ fn main() {
         "nearest to the player's centre at the end: {} at {dist:.2}",
         name(near, &world)
     );
+}
+
+/// A small seeded random generator (SplitMix64): the same numbers on every
+/// run, with no dependency.
+struct Rng(u64);
+
+impl Rng {
+    /// Uniform in `[lo, hi)`.
+    fn range(&mut self, lo: f32, hi: f32) -> f32 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        lo + (hi - lo) * ((z >> 40) as f32 / (1u64 << 24) as f32)
+    }
 }

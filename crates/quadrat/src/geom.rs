@@ -96,6 +96,106 @@ impl Vec2 {
     pub fn is_finite(self) -> bool {
         self.x.is_finite() && self.y.is_finite()
     }
+
+    /// The vector scaled to length 1, pointing the same way.
+    ///
+    /// **The zero vector gives NaN coordinates**, as glam's `normalize`
+    /// does, and so does a vector with an infinite or NaN coordinate. When
+    /// the vector may be zero, use [`try_normalize`](Vec2::try_normalize)
+    /// (`None`) or [`normalize_or_zero`](Vec2::normalize_or_zero) (zero)
+    /// instead.
+    ///
+    /// It is computed in `f64`, where no finite `f32` coordinate overflows
+    /// or underflows, so any nonzero finite vector, however small (subnormal)
+    /// or large, gives a unit vector to within `f32` rounding.
+    ///
+    /// ```
+    /// # use quadrat::Vec2;
+    /// assert_eq!(Vec2::new(3.0, 4.0).normalize(), Vec2::new(0.6, 0.8));
+    /// assert_eq!(Vec2::new(0.0, -1e-40).normalize(), Vec2::new(0.0, -1.0));
+    /// assert!(Vec2::ZERO.normalize().x.is_nan());
+    /// ```
+    #[inline]
+    #[must_use]
+    pub fn normalize(self) -> Vec2 {
+        let (x, y, len) = self.length_f64();
+        Vec2::new((x / len) as f32, (y / len) as f32)
+    }
+
+    /// The vector scaled to length 1, or `None` when that has no answer:
+    /// the zero vector, or a coordinate that is infinite or NaN.
+    ///
+    /// ```
+    /// # use quadrat::Vec2;
+    /// assert_eq!(Vec2::new(0.0, 2.0).try_normalize(), Some(Vec2::new(0.0, 1.0)));
+    /// assert_eq!(Vec2::ZERO.try_normalize(), None);
+    /// assert_eq!(Vec2::new(f32::INFINITY, 0.0).try_normalize(), None);
+    /// ```
+    #[inline]
+    #[must_use]
+    pub fn try_normalize(self) -> Option<Vec2> {
+        let (x, y, len) = self.length_f64();
+        // Rejects 0, infinity and NaN (finite coordinates never give an
+        // infinite length in f64).
+        (len > 0.0 && len.is_finite()).then(|| Vec2::new((x / len) as f32, (y / len) as f32))
+    }
+
+    /// The vector scaled to length 1, or [`Vec2::ZERO`] when that has no
+    /// answer: the zero vector, or a coordinate that is infinite or NaN.
+    ///
+    /// ```
+    /// # use quadrat::Vec2;
+    /// assert_eq!(Vec2::new(-5.0, 0.0).normalize_or_zero(), Vec2::new(-1.0, 0.0));
+    /// assert_eq!(Vec2::ZERO.normalize_or_zero(), Vec2::ZERO);
+    /// assert_eq!(Vec2::new(f32::NAN, 1.0).normalize_or_zero(), Vec2::ZERO);
+    /// ```
+    #[inline]
+    #[must_use]
+    pub fn normalize_or_zero(self) -> Vec2 {
+        self.try_normalize().unwrap_or(Vec2::ZERO)
+    }
+
+    /// The coordinates and the length in `f64`.
+    #[inline]
+    fn length_f64(self) -> (f64, f64, f64) {
+        let (x, y) = (f64::from(self.x), f64::from(self.y));
+        (x, y, (x * x + y * y).sqrt())
+    }
+
+    /// The vector turned a quarter turn counterclockwise (with `y` up):
+    /// `(-y, x)`. Same length; perpendicular to `self`.
+    ///
+    /// ```
+    /// # use quadrat::Vec2;
+    /// let v = Vec2::new(2.0, 1.0);
+    /// assert_eq!(v.perp(), Vec2::new(-1.0, 2.0));
+    /// assert_eq!(v.dot(v.perp()), 0.0);
+    /// ```
+    #[inline]
+    #[must_use]
+    pub fn perp(self) -> Vec2 {
+        Vec2::new(-self.y, self.x)
+    }
+
+    /// The perpendicular dot product, `self.x * other.y - self.y * other.x`
+    /// (the 2D cross product): `self.perp().dot(other)`. Positive when
+    /// `other` lies counterclockwise of `self` (less than half a turn), negative
+    /// when clockwise, zero when they are parallel; its magnitude is the area
+    /// of the parallelogram they span.
+    ///
+    /// ```
+    /// # use quadrat::Vec2;
+    /// let (right, up) = (Vec2::new(1.0, 0.0), Vec2::new(0.0, 1.0));
+    /// assert_eq!(right.perp_dot(up), 1.0);
+    /// assert_eq!(up.perp_dot(right), -1.0);
+    /// assert_eq!(right.perp_dot(right * 3.0), 0.0);
+    /// assert_eq!(Vec2::new(2.0, 0.0).perp_dot(Vec2::new(1.0, 3.0)), 6.0);
+    /// ```
+    #[inline]
+    #[must_use]
+    pub fn perp_dot(self, other: Vec2) -> f32 {
+        self.x * other.y - self.y * other.x
+    }
 }
 
 impl From<[f32; 2]> for Vec2 {
@@ -150,6 +250,42 @@ impl core::ops::Mul<f32> for Vec2 {
     }
 }
 
+/// A scalar times a vector, as a vector times a scalar.
+///
+/// ```
+/// # use quadrat::Vec2;
+/// assert_eq!(2.0 * Vec2::new(1.0, -3.0), Vec2::new(2.0, -6.0));
+/// assert_eq!(2.0 * Vec2::new(1.0, -3.0), Vec2::new(1.0, -3.0) * 2.0);
+/// ```
+impl core::ops::Mul<Vec2> for f32 {
+    type Output = Vec2;
+    #[inline]
+    fn mul(self, rhs: Vec2) -> Vec2 {
+        rhs * self
+    }
+}
+
+/// Each coordinate divided by a scalar (division by zero follows `f32`:
+/// infinite, or NaN for a zero coordinate).
+///
+/// ```
+/// # use quadrat::Vec2;
+/// assert_eq!(Vec2::new(3.0, -6.0) / 3.0, Vec2::new(1.0, -2.0));
+/// ```
+impl core::ops::Div<f32> for Vec2 {
+    type Output = Vec2;
+    #[inline]
+    fn div(self, rhs: f32) -> Vec2 {
+        Vec2::new(self.x / rhs, self.y / rhs)
+    }
+}
+
+/// The opposite vector.
+///
+/// ```
+/// # use quadrat::Vec2;
+/// assert_eq!(-Vec2::new(1.0, -2.0), Vec2::new(-1.0, 2.0));
+/// ```
 impl core::ops::Neg for Vec2 {
     type Output = Vec2;
     #[inline]
@@ -158,6 +294,12 @@ impl core::ops::Neg for Vec2 {
     }
 }
 
+/// ```
+/// # use quadrat::Vec2;
+/// let mut p = Vec2::new(1.0, 2.0);
+/// p += Vec2::new(0.5, -1.0);
+/// assert_eq!(p, Vec2::new(1.5, 1.0));
+/// ```
 impl core::ops::AddAssign for Vec2 {
     #[inline]
     fn add_assign(&mut self, rhs: Vec2) {
@@ -165,10 +307,42 @@ impl core::ops::AddAssign for Vec2 {
     }
 }
 
+/// ```
+/// # use quadrat::Vec2;
+/// let mut p = Vec2::new(1.0, 2.0);
+/// p -= Vec2::new(0.5, -1.0);
+/// assert_eq!(p, Vec2::new(0.5, 3.0));
+/// ```
 impl core::ops::SubAssign for Vec2 {
     #[inline]
     fn sub_assign(&mut self, rhs: Vec2) {
         *self = *self - rhs;
+    }
+}
+
+/// ```
+/// # use quadrat::Vec2;
+/// let mut v = Vec2::new(1.0, -2.0);
+/// v *= 3.0;
+/// assert_eq!(v, Vec2::new(3.0, -6.0));
+/// ```
+impl core::ops::MulAssign<f32> for Vec2 {
+    #[inline]
+    fn mul_assign(&mut self, rhs: f32) {
+        *self = *self * rhs;
+    }
+}
+
+/// ```
+/// # use quadrat::Vec2;
+/// let mut v = Vec2::new(3.0, -6.0);
+/// v /= 3.0;
+/// assert_eq!(v, Vec2::new(1.0, -2.0));
+/// ```
+impl core::ops::DivAssign<f32> for Vec2 {
+    #[inline]
+    fn div_assign(&mut self, rhs: f32) {
+        *self = *self / rhs;
     }
 }
 
@@ -777,5 +951,106 @@ impl RayCast {
             }
         }
         Some(t0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Vec2;
+
+    /// Unit length within a few ulps.
+    fn is_unit(v: Vec2) -> bool {
+        (f64::from(v.x).hypot(f64::from(v.y)) - 1.0).abs() < 4.0 * f64::from(f32::EPSILON)
+    }
+
+    #[test]
+    fn normalize_gives_unit_vectors_over_the_whole_range() {
+        for v in [
+            Vec2::new(3.0, 4.0),
+            Vec2::new(-1.0, 0.0),
+            Vec2::new(0.0, 7.5),
+            Vec2::new(1e-40, -3e-40),
+            Vec2::new(f32::MIN_POSITIVE, 0.0),
+            Vec2::new(1e-45, 1e-45),
+            Vec2::new(1e30, 1e30),
+            Vec2::new(f32::MAX, f32::MAX),
+            Vec2::new(-f32::MAX, 1.0),
+        ] {
+            let n = v.normalize();
+            assert!(is_unit(n), "{v:?} -> {n:?}");
+            // Same direction: parallel and pointing the same way.
+            assert_eq!(n.x.signum(), v.x.signum(), "{v:?}");
+            assert_eq!(n.y.signum(), v.y.signum(), "{v:?}");
+            assert_eq!(v.try_normalize(), Some(n));
+            assert_eq!(v.normalize_or_zero(), n);
+        }
+    }
+
+    #[test]
+    fn normalize_without_an_answer() {
+        for v in [
+            Vec2::ZERO,
+            Vec2::new(-0.0, 0.0),
+            Vec2::new(f32::INFINITY, 0.0),
+            Vec2::new(f32::INFINITY, f32::NEG_INFINITY),
+            Vec2::new(1.0, f32::NAN),
+            Vec2::new(f32::NAN, f32::INFINITY),
+        ] {
+            let n = v.normalize();
+            assert!(n.x.is_nan() || n.y.is_nan(), "{v:?} -> {n:?}");
+            assert_eq!(v.try_normalize(), None, "{v:?}");
+            assert_eq!(v.normalize_or_zero(), Vec2::ZERO, "{v:?}");
+        }
+        // The zero vector's normalize is NaN in both coordinates, as glam's.
+        let z = Vec2::ZERO.normalize();
+        assert!(z.x.is_nan() && z.y.is_nan());
+    }
+
+    #[test]
+    fn perp_and_perp_dot() {
+        let vs = [
+            Vec2::new(1.0, 0.0),
+            Vec2::new(0.0, 1.0),
+            Vec2::new(2.0, -3.0),
+            Vec2::new(-0.5, -4.0),
+        ];
+        for a in vs {
+            assert_eq!(a.perp().length_squared(), a.length_squared());
+            assert_eq!(a.dot(a.perp()), 0.0);
+            assert_eq!(a.perp().perp(), -a);
+            assert_eq!(a.perp_dot(a), 0.0);
+            for b in vs {
+                assert_eq!(a.perp_dot(b), a.perp().dot(b));
+                assert_eq!(a.perp_dot(b), -b.perp_dot(a));
+            }
+        }
+        // Counterclockwise is positive.
+        assert_eq!(Vec2::new(1.0, 0.0).perp(), Vec2::new(0.0, 1.0));
+        assert!(Vec2::new(1.0, 0.0).perp_dot(Vec2::new(1.0, 1.0)) > 0.0);
+        assert!(Vec2::new(1.0, 0.0).perp_dot(Vec2::new(1.0, -1.0)) < 0.0);
+    }
+
+    #[test]
+    fn scalar_operators() {
+        let v = Vec2::new(1.5, -2.0);
+        assert_eq!(2.0 * v, v * 2.0);
+        assert_eq!(2.0 * v, Vec2::new(3.0, -4.0));
+        assert_eq!(v / 2.0, Vec2::new(0.75, -1.0));
+        assert_eq!(v / 0.5, v * 2.0);
+        let d = v / 0.0;
+        assert_eq!((d.x, d.y), (f32::INFINITY, f32::NEG_INFINITY));
+        assert!((Vec2::ZERO / 0.0).x.is_nan());
+        assert_eq!(-v, Vec2::new(-1.5, 2.0));
+        assert_eq!(-(-v), v);
+
+        let mut m = v;
+        m *= 4.0;
+        assert_eq!(m, v * 4.0);
+        m /= 4.0;
+        assert_eq!(m, v);
+        m += Vec2::new(0.5, 2.0);
+        assert_eq!(m, Vec2::new(2.0, 0.0));
+        m -= Vec2::new(2.0, 1.0);
+        assert_eq!(m, Vec2::new(0.0, -1.0));
     }
 }

@@ -1,5 +1,10 @@
 //! Seeded object layouts shared by the tests, the benchmarks and the lab.
 //!
+//! **Not part of the public API.** This module is public only so that the
+//! workspace's tests, benchmarks and lab can share it; it is hidden from the
+//! docs, may change or disappear in any release, and has no semver promise.
+//! Make your own test data instead (a few lines of a seeded generator do).
+//!
 //! The same `(layout, n, seed)` gives the same boxes on every machine and
 //! every run, so a benchmark figure and a failing test can be reproduced
 //! exactly. No dependency: a small [`Rng`] (SplitMix64) comes with it.

@@ -198,13 +198,54 @@ fn serde_round_trips() {
     round(tree.insert(Aabb::new([0.0, 0.0], [1.0, 1.0]), ()));
 }
 
+/// Both conversions for one glam version, under its feature; the
+/// `quadrat::QuadTree` calls take the glam vectors through `impl Into<Vec2>`.
+macro_rules! glam_converts {
+    ($name:ident, $glam:ident, $feature:literal) => {
+        #[cfg(feature = $feature)]
+        #[test]
+        fn $name() {
+            use $glam as glam;
+            let v: quadrat::Vec2 = glam::Vec2::new(3.0, -4.5).into();
+            assert_eq!(v, quadrat::Vec2::new(3.0, -4.5));
+            let back: glam::Vec2 = v.into();
+            assert_eq!(back, glam::Vec2::new(3.0, -4.5));
+            let extreme = glam::Vec2::new(f32::MAX, -f32::MIN_POSITIVE);
+            let q: quadrat::Vec2 = extreme.into();
+            assert_eq!((q.x, q.y), (f32::MAX, -f32::MIN_POSITIVE));
+            let mut tree = quadrat::QuadTree::new(quadrat::Aabb::new(
+                glam::Vec2::ZERO,
+                glam::Vec2::splat(8.0),
+            ));
+            let k = tree.insert(
+                quadrat::Aabb::new(glam::Vec2::ONE, glam::Vec2::splat(2.0)),
+                (),
+            );
+            assert_eq!(
+                tree.query_point(glam::Vec2::splat(1.5))
+                    .map(|(k, _)| k)
+                    .collect::<Vec<_>>(),
+                [k]
+            );
+        }
+    };
+}
+
+glam_converts!(glam_0_27_converts, glam027, "glam-0_27");
+glam_converts!(glam_0_28_converts, glam028, "glam-0_28");
+glam_converts!(glam_0_29_converts, glam029, "glam-0_29");
+glam_converts!(glam_0_30_converts, glam030, "glam-0_30");
+glam_converts!(glam_0_31_converts, glam031, "glam-0_31");
+glam_converts!(glam_0_32_converts, glam032, "glam-0_32");
+glam_converts!(glam_0_33_converts, glam033, "glam-0_33");
+glam_converts!(glam_0_34_converts, glam034, "glam-0_34");
+
+/// `glam` is kept as the name of the newest version's feature.
 #[cfg(feature = "glam")]
 #[test]
-fn glam_converts() {
-    let v: quadrat::Vec2 = glam::Vec2::new(3.0, 4.0).into();
-    assert_eq!(v, quadrat::Vec2::new(3.0, 4.0));
-    let back: glam::Vec2 = v.into();
-    assert_eq!(back, glam::Vec2::new(3.0, 4.0));
+fn glam_is_the_newest() {
+    let v: quadrat::Vec2 = glam034::Vec2::new(1.0, 2.0).into();
+    assert_eq!(v, quadrat::Vec2::new(1.0, 2.0));
 }
 
 #[cfg(feature = "mint")]

@@ -61,8 +61,16 @@ pub(crate) const STACK: usize = 3 * MAX_DEPTH as usize + 8;
 
 /// Tuning knobs of a [`QuadTree`].
 ///
-/// `Config::default()` is the tuned choice; change it to study the tree
-/// (the lab's sliders do) or when profiling says so.
+/// `Config::default()` (also [`Config::DEFAULT`]) is the tuned choice:
+///
+/// | field | default |
+/// |---|---|
+/// | [`max_items`](Config::max_items) | 32 |
+/// | [`max_depth`](Config::max_depth) | 16 |
+/// | [`key_seed`](Config::key_seed) | 0 |
+///
+/// Change it to study the tree (the lab's sliders do) or when profiling says
+/// so.
 ///
 /// ```
 /// use quadrat::{Aabb, Config, QuadTree};
@@ -74,18 +82,25 @@ pub(crate) const STACK: usize = 3 * MAX_DEPTH as usize + 8;
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Config {
     /// Split threshold: a leaf splits when more than this many of its items
-    /// would fit into a child. At least 1.
+    /// would fit into a child. At least 1. Default 32.
     pub max_items: usize,
     /// The deepest level a node may have (the root is level 0). At most
-    /// [`MAX_DEPTH`].
+    /// [`MAX_DEPTH`]. Default 16.
     pub max_depth: u8,
     /// Where key generations start (see [`Key`]): any value. Trees with
     /// the same seed hand out the same keys for the same calls; trees with
-    /// different seeds almost surely refuse each other's keys.
+    /// different seeds almost surely refuse each other's keys. Default 0.
     #[cfg_attr(feature = "serde", serde(default))]
     pub key_seed: u32,
 }
 
+/// `max_items` 32, `max_depth` 16, `key_seed` 0.
+///
+/// ```
+/// use quadrat::Config;
+/// let c = Config::default();
+/// assert_eq!((c.max_items, c.max_depth, c.key_seed), (32, 16, 0));
+/// ```
 impl Default for Config {
     fn default() -> Config {
         Config::DEFAULT
