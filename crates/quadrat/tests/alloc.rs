@@ -2,7 +2,7 @@
 //! clear-and-refill of a tree that has grown to its working size.
 
 use quadrat::scenario::{Layout, Scenario};
-use quadrat::{Aabb, Circle, QuadTree};
+use quadrat::{Aabb, Circle, QuadTree, Ray};
 
 mod common;
 
@@ -31,6 +31,47 @@ fn steady_state_allocates_nothing() {
     });
     assert!(hits > 0);
     assert_eq!(n, 0, "queries and pairs allocated");
+
+    // The other forms documented as allocation-free: ray casts, visitors,
+    // `_into` with a warm buffer, pairs between two trees.
+    let mut other = QuadTree::new(s.world);
+    for &b in boxes.iter().take(500) {
+        other.insert(b.translate([1.0, 1.0]), 0usize);
+    }
+    let mut keys_found = Vec::with_capacity(boxes.len());
+    let (mut rays, mut visited, mut with) = (0usize, 0usize, 0usize);
+    let n = allocations_during(|| {
+        for &b in boxes.iter().take(500) {
+            let c = b.center();
+            for dir in [[1.0, 0.0], [0.0, -1.0], [0.6, 0.8]] {
+                rays += usize::from(tree.raycast(Ray::new(c, dir), 50.0).is_some());
+            }
+            tree.visit_region(b.expand(3.0), |_, _| {
+                visited += 1;
+                core::ops::ControlFlow::<()>::Continue(())
+            });
+            keys_found.clear();
+            tree.query_keys_into(b.expand(3.0), &mut keys_found);
+            visited += keys_found.len();
+        }
+        tree.for_each_pair_with(&other, |_, _| with += 1);
+    });
+    assert!(rays > 0 && visited > 0 && with > 0);
+    assert_eq!(
+        n, 0,
+        "ray casts, visitors, _into forms or pairs_with allocated"
+    );
+
+    // What returns a Vec allocates it: `nearest` (which also keeps a heap).
+    let n = allocations_during(|| {
+        assert_eq!(tree.nearest(boxes[0].center(), 5).len(), 5);
+    });
+    assert!(n >= 1, "nearest returns a new Vec");
+
+    // A rebuild of a packed tree reuses everything.
+    tree.rebuild();
+    let n = allocations_during(|| tree.rebuild());
+    assert_eq!(n, 0, "rebuilding a packed tree allocated {n} times");
 
     // Refill twice to settle run capacities, then a refill allocates nothing.
     for _ in 0..2 {
