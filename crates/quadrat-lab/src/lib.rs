@@ -9,12 +9,10 @@
 //!   and the figures that show what the tree saves. The simulation itself is
 //!   [`sim`].
 //! - [`render`](mod@render): a scenario's tree as an SVG and PNG picture.
-//! - [`bench`](mod@bench): brute force, other broad phases and quadrat on the same
-//!   seeded scenes, checked for exactness, then timed; written out as a
-//!   Markdown table, a CSV file and a log–log scaling plot.
+//!
+//! The benchmarks against brute force and other broad phases are the
+//! `quadrat-bench` crate.
 
-pub mod alloc;
-pub mod bench;
 pub mod render;
 pub mod serve;
 pub mod sim;

@@ -4,20 +4,21 @@
 use std::error::Error;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::error::ErrorKind;
+use clap::{CommandFactory, Parser, Subcommand};
 
-/// Counts heap bytes for the benchmark's memory figures.
-#[global_allocator]
-static ALLOCATOR: quadrat_lab::alloc::Counting = quadrat_lab::alloc::Counting;
+/// The command that runs the benchmarks, named by `quadrat-lab bench`.
+const BENCH_HINT: &str = "cargo run --release -p quadrat-bench";
 
-/// The quadrat lab: a live quadtree in the browser (the default), pictures
-/// of trees, and benchmarks.
+/// The quadrat lab: a live quadtree in the browser (the default), and
+/// pictures of trees.
 #[derive(Debug, Parser)]
 #[command(
     name = "quadrat-lab",
     version,
     about,
-    args_conflicts_with_subcommands = true
+    args_conflicts_with_subcommands = true,
+    after_help = "The benchmarks are a binary of their own: cargo run --release -p quadrat-bench -- --help"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -36,11 +37,13 @@ enum Command {
     /// Draw a scenario's quadtree (nodes, objects, an optional query area)
     /// as SVG and PNG.
     Render(quadrat_lab::render::Args),
-    /// Check brute force, other broad phases and quadrat for exactness on
-    /// the same scenes, then time them: build + all pairs over a sweep of n,
-    /// moving frames, queries, memory, and resting worlds (a static map
-    /// with movers). Writes Markdown, CSV and log–log plots.
-    Bench(Box<quadrat_lab::bench::Args>),
+    /// The benchmarks are the `quadrat-bench` binary; this only says so.
+    #[command(hide = true, disable_help_flag = true)]
+    Bench {
+        /// Whatever followed `bench`, repeated in the hint.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -64,7 +67,20 @@ fn main() -> ExitCode {
                 );
             })
             .map_err(Into::into),
-        Command::Bench(args) => quadrat_lab::bench::run(&args).map_err(Into::into),
+        Command::Bench { args } => {
+            let args: String = args.iter().map(|a| format!(" {a}")).collect();
+            let run = if args.is_empty() {
+                BENCH_HINT.to_owned()
+            } else {
+                format!("{BENCH_HINT} --{args}")
+            };
+            Cli::command()
+                .error(
+                    ErrorKind::InvalidSubcommand,
+                    format!("the benchmarks are no longer part of the lab; run `{run}`"),
+                )
+                .exit()
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

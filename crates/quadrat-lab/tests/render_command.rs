@@ -1,4 +1,6 @@
-//! Runs `quadrat-lab render` and checks the pictures it writes.
+//! Runs `quadrat-lab render` and checks the pictures it writes; and the
+//! command line around it: help, the default command, `bench` pointing
+//! to quadrat-bench.
 
 use std::fs;
 use std::path::Path;
@@ -79,11 +81,31 @@ fn render_refuses_bad_options() {
 #[test]
 fn help_lists_every_command_and_serve_is_the_default() {
     let help = String::from_utf8(lab(&["--help"]).stdout).unwrap();
-    for command in ["serve", "render", "bench", "--port", "--host"] {
+    for command in ["serve", "render", "--port", "--host"] {
         assert!(help.contains(command), "{help}");
     }
+    // The benchmarks are a binary of their own; the help says how to run it.
+    assert!(help.contains("-p quadrat-bench"), "{help}");
     // Serve's options work without the subcommand; a bad one is refused.
     let output = lab(&["--port", "not-a-port"]);
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("--port"));
+}
+
+#[test]
+fn bench_is_refused_with_the_command_that_runs_the_benchmarks() {
+    let output = lab(&["bench", "--quick", "--only", "pairs"]);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("cargo run --release -p quadrat-bench -- --quick --only pairs"),
+        "{stderr}"
+    );
+    let output = lab(&["bench"]);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("`cargo run --release -p quadrat-bench`"),
+        "{stderr}"
+    );
 }

@@ -323,7 +323,7 @@ fn reference_hits(scene: &Scene, qs: &[Query]) -> (Implementation, Vec<Vec<u32>>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::peers::Brute;
+    use crate::peers::Brute;
 
     #[test]
     fn reference_paths_agree() {

@@ -38,7 +38,7 @@ pub(super) fn csv(records: &[Record]) -> String {
 /// The tables of every benchmark that has records.
 pub(super) fn markdown(settings: &Settings, results: &Results) -> String {
     let records = &results.records;
-    let mut s = String::from("# quadrat-lab bench\n\n");
+    let mut s = String::from("# quadrat-bench\n\n");
     let _ = writeln!(
         s,
         "Seeded scenes from `quadrat::scenario` (a 1000 × 1000 world; the uniform layout \

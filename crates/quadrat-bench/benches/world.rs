@@ -2,7 +2,7 @@
 //! `step()` finds the contacts and the events. Against a brute-force world
 //! that runs the layer filter, the box test and the exact test on every pair.
 //!
-//! `cargo bench -p quadrat --bench world` — the scenarios of
+//! `cargo bench -p quadrat-bench --bench world` — the scenarios of
 //! `quadrat::scenario` (uniform, clustered, mixed sizes) at n = 10k and
 //! 100k; brute force at 10k. `resting_step`: a tile map of 8k and 200k
 //! tiles with 1k movers, where only the movers change.

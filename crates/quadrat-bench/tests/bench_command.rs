@@ -1,18 +1,18 @@
-//! Runs `quadrat-lab bench` on a tiny sweep and checks what it writes.
+//! Runs `quadrat-bench` on a tiny sweep and checks what it writes.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use quadrat_lab::bench::Implementation;
+use quadrat_bench::Implementation;
 
 const LAYOUTS: [&str; 3] = ["uniform", "clustered", "mixed"];
 
-fn lab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_quadrat-lab"))
+fn bench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_quadrat-bench"))
         .args(args)
         .output()
-        .expect("the quadrat-lab binary runs")
+        .expect("the quadrat-bench binary runs")
 }
 
 fn out_dir(name: &str) -> PathBuf {
@@ -24,8 +24,7 @@ fn out_dir(name: &str) -> PathBuf {
 #[test]
 fn quick_bench_checks_exactness_and_writes_every_output() {
     let dir = out_dir("bench-quick");
-    let output = lab(&[
-        "bench",
+    let output = bench(&[
         "--quick",
         "--n",
         "500,2k",
@@ -284,12 +283,12 @@ fn check_svg(path: &Path) {
 
 #[test]
 fn bad_arguments_are_refused_with_a_reason() {
-    let output = lab(&["bench", "--n", "ten"]);
+    let output = bench(&["--n", "ten"]);
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("`ten` is not a count"), "{stderr}");
 
-    let output = lab(&["bench", "--impls", "octree"]);
+    let output = bench(&["--impls", "octree"]);
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
@@ -301,8 +300,7 @@ fn bad_arguments_are_refused_with_a_reason() {
 #[test]
 fn memory_figures_count_every_index_byte() {
     let dir = out_dir("bench-memory");
-    let output = lab(&[
-        "bench",
+    let output = bench(&[
         "--only",
         "memory",
         "--query-n",

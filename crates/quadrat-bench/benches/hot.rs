@@ -1,8 +1,9 @@
-//! The library's hot paths, with throughput: bulk build, rebuild, moving
-//! frames (per-item `update` and `update_all`), all pairs (sequential and,
-//! with the `parallel` feature, on all cores), and each kind of query.
+//! The library's hot paths, with throughput: bulk build and rebuild (on one
+//! thread and, through the `parallel` feature, on all cores), moving frames
+//! (per-item `update` and `update_all`), all pairs (sequential and on all
+//! cores), and each kind of query.
 //!
-//! `cargo bench -p quadrat --bench hot --features parallel`
+//! `cargo bench -p quadrat-bench --bench hot`
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use quadrat::scenario::{Layout, Rng, Scenario};
@@ -41,7 +42,6 @@ fn bench(c: &mut Criterion) {
                 t
             })
         });
-        #[cfg(feature = "parallel")]
         g.bench_with_input(
             BenchmarkId::new("par_insert_many", n),
             &boxes,
@@ -57,7 +57,6 @@ fn bench(c: &mut Criterion) {
         g.bench_function(BenchmarkId::new("rebuild", n), |b| {
             b.iter(|| tree.rebuild())
         });
-        #[cfg(feature = "parallel")]
         g.bench_function(BenchmarkId::new("par_rebuild", n), |b| {
             b.iter(|| tree.par_rebuild())
         });
@@ -109,7 +108,6 @@ fn bench(c: &mut Criterion) {
                     count
                 })
             });
-            #[cfg(feature = "parallel")]
             g.bench_function(BenchmarkId::new("parallel", &id), |b| {
                 b.iter(|| {
                     let count = std::sync::atomic::AtomicUsize::new(0);

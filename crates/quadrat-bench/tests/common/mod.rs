@@ -1,7 +1,7 @@
 //! Scenes full of edge cases, shared by the exactness tests.
 
 use quadrat::scenario::Rng;
-use quadrat_lab::bench::peers::Bbox;
+use quadrat_bench::peers::Bbox;
 
 /// Side of the square world the scenes lie in (mostly).
 pub(crate) const WORLD: f32 = 1000.0;

@@ -2,7 +2,7 @@
 //! parry2d measure nearest and ray-cast distances (in `f32`, where quadrat
 //! uses `f64`), when used directly, without the adapters' corrections. The
 //! adapters rely on these findings; the module docs of each adapter
-//! (`src/bench/peers/`) summarise them.
+//! (`src/peers/`) summarise them.
 
 mod common;
 
@@ -13,7 +13,7 @@ use obvhs::ploc::{PlocBuilder, PlocSearchDistance, SortPrecision};
 use parry2d::bounding_volume::Aabb as ParryAabb;
 use parry2d::math::Vector;
 use parry2d::partitioning::{Bvh, BvhBuildStrategy, BvhWorkspace};
-use quadrat_lab::bench::peers::{BroadPhase, Brute, ordered};
+use quadrat_bench::peers::{BroadPhase, Brute, ordered};
 
 /// Two unit squares sharing the edge `x = 1`.
 const EDGE: [[f32; 4]; 2] = [[0.0, 0.0, 1.0, 1.0], [1.0, 0.0, 2.0, 1.0]];
@@ -311,7 +311,7 @@ fn rstar_box_distance_is_f32_arithmetic() {
 #[test]
 fn parry_ray_box_test_is_f32_arithmetic() {
     use parry2d::query::{Ray, RayCast};
-    use quadrat_lab::bench::probe::unit_direction;
+    use quadrat_bench::probe::unit_direction;
     let mut rng = quadrat::scenario::Rng::new(6);
     let (mut hits, mut differ, mut grazes, mut disagree) = (0, 0, 0, 0);
     for _ in 0..100_000 {

@@ -16,10 +16,10 @@ mod common;
 use common::{WORLD, edge_cases, pick};
 use quadrat::scenario::{Layout, Rng};
 use quadrat::{Aabb, Ray};
-use quadrat_lab::bench::ours::Quadrat;
-use quadrat_lab::bench::peers::{Bbox, BroadPhase};
-use quadrat_lab::bench::probe::unit_direction;
-use quadrat_lab::bench::scene::Scene;
+use quadrat_bench::ours::Quadrat;
+use quadrat_bench::peers::{Bbox, BroadPhase};
+use quadrat_bench::probe::unit_direction;
+use quadrat_bench::scene::Scene;
 
 const WORLD_BOX: Bbox = [0.0, 0.0, WORLD, WORLD];
 
@@ -427,7 +427,7 @@ mod peers {
     };
     use quadrat::scenario::Rng;
     use quadrat::{Aabb, Ray};
-    use quadrat_lab::bench::peers::{Parry, Rstar};
+    use quadrat_bench::peers::{Parry, Rstar};
 
     #[test]
     fn rstar_nearest_agrees_up_to_ties() {

@@ -1,5 +1,5 @@
 //! A counting global allocator, so the benchmark can measure how much heap
-//! each index takes: the `quadrat-lab` binary installs [`Counting`], and
+//! each index takes: the `quadrat-bench` binary installs [`Counting`], and
 //! [`measure`] reports the peak and the retained bytes of a closure.
 //!
 //! Counting is on only on the thread inside [`measure`] (so the progress

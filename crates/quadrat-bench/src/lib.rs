@@ -1,9 +1,10 @@
-//! `quadrat-lab bench`: brute force, other broad phases and quadrat on the
-//! same seeded scenes.
+//! The quadrat benchmarks: brute force, other broad phases and quadrat on
+//! the same seeded scenes. The `quadrat-bench` binary runs them ([`run`]);
+//! `benches/` holds the library's criterion benches.
 //!
 //! For each scene, every implementation is first checked to report exactly
 //! the reference's result (brute force while it is affordable, else sort and
-//! sweep), and only then timed. Three benchmarks:
+//! sweep), and only then timed. Five benchmarks, one per [`Part`]:
 //!
 //! - **pairs**: build the index from scratch and find all pairs, over a
 //!   sweep of n, for each layout of [`quadrat::scenario`]. Brute force runs
@@ -17,7 +18,8 @@
 //!   the k nearest boxes to a point (quadrat and rstar); and of the first box
 //!   a ray hits (quadrat and parry2d).
 //! - **memory**: the heap each tree-shaped index takes at the queries' n,
-//!   peak while built and retained, counted by the binary's allocator.
+//!   peak while built and retained, counted by the binary's allocator
+//!   ([`alloc`]).
 //! - **resting**: a static tile map with 1k or 10k movers, timed per step
 //!   for quadrat's `CollisionWorld` and for the two-tree split written by
 //!   hand with each implementation (see `resting.rs`); `resting.md` and
@@ -26,7 +28,12 @@
 //! Results go to standard output and to `--out`: `bench.md` (the tables),
 //! `bench.csv` (every figure) and `pairs.png` / `pairs.svg` (time against n,
 //! log–log, one line per implementation).
+//!
+//! The peers (rstar, broccoli, parry2d, flat_spatial, obvhs) come with the
+//! default feature `peers`; without it, the benchmarks know brute force,
+//! sort and sweep, the tutorial quadtree and quadrat.
 
+pub mod alloc;
 mod args;
 mod closest;
 mod exact;
@@ -76,7 +83,7 @@ impl Results {
     }
 }
 
-/// Why `bench` failed.
+/// Why a benchmark run failed.
 #[derive(Debug)]
 pub enum Error {
     /// Implementations disagreed with the reference: the benchmark would
@@ -124,7 +131,7 @@ impl std::error::Error for Error {
     }
 }
 
-/// Runs `quadrat-lab bench`.
+/// Runs the benchmarks `args` select: what the `quadrat-bench` binary does.
 ///
 /// # Errors
 /// When an implementation disagrees with the reference ([`Error::Mismatch`]),
@@ -133,7 +140,7 @@ pub fn run(args: &Args) -> Result<(), Error> {
     let settings = Settings::new(args);
     let started = Instant::now();
     println!(
-        "quadrat-lab bench: {} ({} cores), median of up to {} runs, time limit {} s",
+        "quadrat-bench: {} ({} cores), median of up to {} runs, time limit {} s",
         if args.quick { "quick run" } else { "full run" },
         std::thread::available_parallelism().map_or(1, usize::from),
         settings.runs,

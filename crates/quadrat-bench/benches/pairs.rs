@@ -1,6 +1,6 @@
 //! Brute force versus the quadtree: building and finding all pairs.
 //!
-//! `cargo bench -p quadrat --bench pairs` — uniform boxes, about 3 overlaps
+//! `cargo bench -p quadrat-bench --bench pairs` — uniform boxes, about 3 overlaps
 //! per box, n = 1k, 10k, 100k.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};

@@ -7,9 +7,9 @@ mod common;
 
 use common::{WORLD, edge_cases, pick};
 use quadrat::scenario::{Layout, Rng};
-use quadrat_lab::bench::ours::Quadrat;
-use quadrat_lab::bench::peers::{Bbox, BroadPhase, Brute, Sweep, TutorialQuadtree};
-use quadrat_lab::bench::scene::Scene;
+use quadrat_bench::ours::Quadrat;
+use quadrat_bench::peers::{Bbox, BroadPhase, Brute, Sweep, TutorialQuadtree};
+use quadrat_bench::scene::Scene;
 
 /// The world box the indexes are built with.
 const WORLD_BOX: Bbox = [0.0, 0.0, WORLD, WORLD];
@@ -259,7 +259,7 @@ fn quadrat_circles_and_points() {
 #[cfg(feature = "peers")]
 mod peers {
     use super::{check_circles_and_points, check_moving, check_static};
-    use quadrat_lab::bench::peers::{Broccoli, FlatSpatial, Obvhs, Parry, Rstar};
+    use quadrat_bench::peers::{Broccoli, FlatSpatial, Obvhs, Parry, Rstar};
 
     #[test]
     fn rstar_circles_and_points() {

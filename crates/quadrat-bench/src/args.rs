@@ -1,4 +1,4 @@
-//! The command line of `bench`, and the settings it resolves to.
+//! The command line of `quadrat-bench`, and the settings it resolves to.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -9,7 +9,7 @@ use super::implementation::Implementation;
 use super::scene::{Motion, QueryKind};
 use super::{memory, moving, pairs, queries, resting};
 
-/// The benchmarks `bench` can run.
+/// The benchmarks `quadrat-bench` can run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Part {
     /// Build + all pairs over a sweep of n.
@@ -25,7 +25,7 @@ pub enum Part {
     Resting,
 }
 
-/// Options of `quadrat-lab bench`. Unset options take the defaults of the
+/// Options of `quadrat-bench`. Unset options take the defaults of the
 /// full run, or of the quick run with `--quick`.
 #[derive(Clone, Debug, clap::Args)]
 pub struct Args {
