@@ -107,7 +107,9 @@ async fn next_text(socket: &mut Socket) -> Value {
             .unwrap()
         {
             Message::Text(text) => return serde_json::from_str(text.as_str()).unwrap(),
-            Message::Binary(_) => {}
+            // The server's keep-alive pings (every 10 s) come on long tests;
+            // the client library answers them by itself.
+            Message::Binary(_) | Message::Ping(_) | Message::Pong(_) => {}
             other => panic!("unexpected {other:?}"),
         }
     }
@@ -123,7 +125,7 @@ async fn next_frame(socket: &mut Socket) -> Frame {
             .unwrap()
         {
             Message::Binary(bytes) => return frame::decode(&bytes).unwrap(),
-            Message::Text(_) => {}
+            Message::Text(_) | Message::Ping(_) | Message::Pong(_) => {}
             other => panic!("unexpected {other:?}"),
         }
     }

@@ -84,7 +84,7 @@
 //! | feature | adds |
 //! |---|---|
 //! | `parallel` | `QuadTree::par_insert_many`, `par_rebuild` and `par_update_all` (bulk builds on rayon's thread pool), `par_for_each_pair` and `par_pairs` (pairs on it) |
-//! | `glam-0_27` … `glam-0_34` | `From` conversions both ways between [`Vec2`] and `glam::Vec2` of that glam version (table below) |
+//! | `glam-0_27`, `glam-0_29`, `glam-0_30`, `glam-0_32`, `glam-0_33`, `glam-0_34` | `From` conversions both ways between [`Vec2`] and `glam::Vec2` of that glam version (table below) |
 //! | `glam` | the newest of these, `glam-0_34` |
 //! | `mint` | conversions between [`Vec2`] and `mint::Point2` / `mint::Vector2` |
 //! | `serde` | `Serialize` / `Deserialize` for the geometry types, [`Shape`], [`Key`], [`Config`], [`Body`] and [`ContactPair`], and snapshots of whole [`QuadTree`]s that restore exactly |
@@ -95,13 +95,14 @@
 //! | feature | glam | used by |
 //! |---|---|---|
 //! | `glam-0_27` | 0.27 | macroquad 0.4, Bevy 0.14 |
-//! | `glam-0_28` | 0.28 | |
 //! | `glam-0_29` | 0.29 | Bevy 0.15 and 0.16 |
 //! | `glam-0_30` | 0.30 | Bevy 0.17 and 0.18 |
-//! | `glam-0_31` | 0.31 | |
 //! | `glam-0_32` | 0.32 | Bevy 0.19 |
 //! | `glam-0_33` | 0.33 | Bevy 0.20, parry2d 0.31 (and rapier2d 0.36, which uses it) |
 //! | `glam-0_34` | 0.34 | the newest glam; also enabled by `glam` |
+//!
+//! The versions no engine above uses (0.28, 0.31) have no feature; any
+//! glam converts through `mint` too (glam's `mint` feature and quadrat's).
 //!
 //! ```toml
 //! [dependencies]

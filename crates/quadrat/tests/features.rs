@@ -232,10 +232,8 @@ macro_rules! glam_converts {
 }
 
 glam_converts!(glam_0_27_converts, glam027, "glam-0_27");
-glam_converts!(glam_0_28_converts, glam028, "glam-0_28");
 glam_converts!(glam_0_29_converts, glam029, "glam-0_29");
 glam_converts!(glam_0_30_converts, glam030, "glam-0_30");
-glam_converts!(glam_0_31_converts, glam031, "glam-0_31");
 glam_converts!(glam_0_32_converts, glam032, "glam-0_32");
 glam_converts!(glam_0_33_converts, glam033, "glam-0_33");
 glam_converts!(glam_0_34_converts, glam034, "glam-0_34");

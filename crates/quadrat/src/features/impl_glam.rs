@@ -49,10 +49,8 @@ macro_rules! glam_conversions {
 }
 
 glam_conversions!(glam027, "glam-0_27", "0.27");
-glam_conversions!(glam028, "glam-0_28", "0.28");
 glam_conversions!(glam029, "glam-0_29", "0.29");
 glam_conversions!(glam030, "glam-0_30", "0.30");
-glam_conversions!(glam031, "glam-0_31", "0.31");
 glam_conversions!(glam032, "glam-0_32", "0.32");
 glam_conversions!(glam033, "glam-0_33", "0.33");
 glam_conversions!(glam034, "glam-0_34", "0.34");
