@@ -16,12 +16,15 @@
 //!   [`contact`](Shape::contact) (normal and depth), [`intersects`](Shape::intersects),
 //!   point queries and ray casts — the narrow phase that runs on each pair
 //!   the tree finds.
-//! - [`CollisionWorld`]: bodies with shapes, positions, collision layers
-//!   and masks; [`step`](CollisionWorld::step) runs the broad phase on a
-//!   quadtree and the exact test on each candidate pair, and reports the
-//!   contacts plus the pairs that **began** and **ended** touching since the
-//!   last step. Shape overlap, point picking, nearest and ray casts with a
-//!   layer mask.
+//! - [`CollisionWorld`]: bodies with shapes, positions and a collision
+//!   [`Filter`] (the [`Layers`] a body is on and those it collides with);
+//!   [`step`](CollisionWorld::step) runs the broad phase on a quadtree and
+//!   the exact test on each candidate pair, and reports the contacts plus
+//!   the pairs that **began** and **ended** touching since the last step.
+//!   [`add_many`](CollisionWorld::add_many) and
+//!   [`set_positions`](CollisionWorld::set_positions) add and move bodies in
+//!   batches, all or nothing. Shape overlap, point picking, nearest and ray
+//!   casts with a [`Layers`] mask.
 //! - [`scenario`]: seeded object layouts (uniform, clustered, mixed sizes)
 //!   shared by the tests, the benchmarks and the lab.
 //!
@@ -81,7 +84,7 @@
 //! | `parallel` | `QuadTree::par_insert_many`, `par_rebuild` and `par_update_all` (bulk builds on rayon's thread pool), `par_for_each_pair` and `par_pairs` (pairs on it) |
 //! | `glam` | conversions between [`Vec2`] and `glam::Vec2` |
 //! | `mint` | conversions between [`Vec2`] and `mint::Point2` / `mint::Vector2` |
-//! | `serde` | `Serialize` / `Deserialize` for the geometry types, [`Shape`], [`Key`], [`Config`], [`Body`] and [`ContactPair`] |
+//! | `serde` | `Serialize` / `Deserialize` for the geometry types, [`Shape`], [`Key`], [`Config`], [`QuadTree`] snapshots, [`Body`], [`Filter`], [`Layers`] and [`ContactPair`] |
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
@@ -102,7 +105,7 @@ pub use crate::geom::{Aabb, Circle, Ray, Vec2};
 pub use crate::key::Key;
 pub use crate::shape::{Contact, RayHit, Shape};
 pub use crate::tree::{Config, MAX_DEPTH, NodeView, QuadTree, Query, Region};
-pub use crate::world::{Body, CollisionWorld, ContactPair, Events, WORLD_LIMIT};
+pub use crate::world::{Body, CollisionWorld, ContactPair, Events, Filter, Layers, WORLD_LIMIT};
 
 /// The README's examples, compiled and run as doctests.
 #[doc = include_str!("../../../README.md")]
