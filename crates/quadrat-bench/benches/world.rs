@@ -9,7 +9,7 @@
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use quadrat::scenario::{Layout, Rng, Scenario};
-use quadrat::{CollisionWorld, Contact, Key, Shape, Vec2};
+use quadrat::{CollisionWorld, Contact, Filter, Key, Layers, Shape, Vec2};
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -19,8 +19,7 @@ struct Mover {
     shape: Shape,
     start: Vec2,
     vel: Vec2,
-    layer: u32,
-    mask: u32,
+    filter: Filter,
 }
 
 /// The scenario's boxes as bodies: circles and boxes of the same size, on
@@ -38,18 +37,18 @@ fn movers(s: &Scenario) -> Vec<Mover> {
             } else {
                 Shape::Aabb { half_extents: h }
             };
-            let (layer, mask) = if i % 10 == 0 {
-                (0b10, 0b01)
+            let (most, some) = (Layers::bit(0), Layers::bit(1));
+            let filter = if i % 10 == 0 {
+                Filter::on(some).colliding_with(most)
             } else {
-                (0b01, 0b11)
+                Filter::on(most).colliding_with(most | some)
             };
             let speed = s.size * 0.05;
             Mover {
                 shape,
                 start: b.center(),
                 vel: Vec2::new(rng.range(-speed, speed), rng.range(-speed, speed)),
-                layer,
-                mask,
+                filter,
             }
         })
         .collect()
@@ -68,7 +67,7 @@ fn world_of(s: &Scenario, movers: &[Mover]) -> (CollisionWorld<u32>, Vec<Key>) {
     let keys = movers
         .iter()
         .enumerate()
-        .map(|(i, m)| world.add(m.shape, m.start, m.layer, m.mask, i as u32))
+        .map(|(i, m)| world.add(m.shape, m.start, m.filter, i as u32))
         .collect();
     (world, keys)
 }
@@ -103,7 +102,7 @@ fn brute_frame(
         let (a, pa, ba) = (&movers[i], pos[i], boxes[i]);
         for j in i + 1..movers.len() {
             let b = &movers[j];
-            if (a.layer & b.mask) == 0 || (b.layer & a.mask) == 0 || !ba.intersects(&boxes[j]) {
+            if !a.filter.interacts(b.filter) || !ba.intersects(&boxes[j]) {
                 continue;
             }
             if let Some(c) = a.shape.contact(pa, &b.shape, pos[j]) {
@@ -187,12 +186,15 @@ fn resting(c: &mut Criterion) {
         let tile = Shape::Aabb {
             half_extents: Vec2::new(0.5, 0.5),
         };
+        const TILE: Layers = Layers::bit(0);
+        const MOVER: Layers = Layers::bit(1);
+        let tiles_filter = Filter::on(TILE).colliding_with(MOVER);
         for i in 0..tiles {
             let p = Vec2::new(
                 (i % side as usize) as f32 + 0.5,
                 (i / side as usize) as f32 + 0.5,
             );
-            world.add(tile, p, 0b01, 0b10, i as u32);
+            world.add(tile, p, tiles_filter, i as u32);
         }
         let mut rng = Rng::new(5);
         let mut movers: Vec<(Key, Vec2, Vec2)> = (0..1000)
@@ -202,8 +204,7 @@ fn resting(c: &mut Criterion) {
                 let k = world.add(
                     Shape::Circle { radius: 0.45 },
                     p,
-                    0b10,
-                    0b11,
+                    Filter::on(MOVER).colliding_with(TILE | MOVER),
                     (tiles + i) as u32,
                 );
                 (k, p, v)

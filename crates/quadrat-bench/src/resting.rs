@@ -24,7 +24,7 @@
 use std::fmt::Write as _;
 
 use quadrat::scenario::Rng;
-use quadrat::{Aabb, CollisionWorld, Contact, Key, QuadTree, Shape, Vec2};
+use quadrat::{Aabb, CollisionWorld, Contact, Filter, Key, Layers, QuadTree, Shape, Vec2};
 
 use super::implementation::Implementation;
 use super::peers::Bbox;
@@ -32,8 +32,8 @@ use super::progress::Progress;
 use super::timing::{median, time};
 use super::{Error, Results, Settings, write};
 
-const TILE: u32 = 0b01;
-const MOVER: u32 = 0b10;
+const TILE: Layers = Layers::bit(0);
+const MOVER: Layers = Layers::bit(1);
 const RADIUS: f32 = 0.45;
 const SPEED: f32 = 0.25;
 /// The side of the region confined movers stay in.
@@ -208,14 +208,17 @@ impl World {
     fn new(level: &Level) -> World {
         let mut world = CollisionWorld::new(level.world);
         for (i, &p) in level.tiles.iter().enumerate() {
-            world.add(tile(), p, TILE, MOVER, i as u32);
+            world.add(tile(), p, Filter::on(TILE).colliding_with(MOVER), i as u32);
         }
         let nt = level.tiles.len() as u32;
         let movers = level
             .movers
             .iter()
             .enumerate()
-            .map(|(i, &(p, _))| world.add(ball(), p, MOVER, TILE | MOVER, nt + i as u32))
+            .map(|(i, &(p, _))| {
+                let filter = Filter::on(MOVER).colliding_with(TILE | MOVER);
+                world.add(ball(), p, filter, nt + i as u32)
+            })
             .collect();
         world.step();
         World { world, movers, nt }

@@ -4,12 +4,12 @@
 //!
 //! `cargo run --release -p quadrat --example boxes`
 
-use quadrat::{Aabb, CollisionWorld, Key, Shape, Vec2};
+use quadrat::{Aabb, CollisionWorld, Filter, Key, Layers, Shape, Vec2};
 use std::collections::HashMap;
 
-const GROUND: u32 = 1;
-const CRATE: u32 = 2;
-const BULLET: u32 = 4;
+const GROUND: Layers = Layers::bit(0);
+const CRATE: Layers = Layers::bit(1);
+const BULLET: Layers = Layers::bit(2);
 
 struct Crate {
     name: String,
@@ -32,14 +32,14 @@ fn main() {
     world.add(
         half(100.0, 5.0),
         [100.0, 5.0],
-        GROUND,
-        CRATE,
+        Filter::on(GROUND).colliding_with(CRATE),
         named("ground"),
     );
     let drop = |world: &mut CollisionWorld<Crate>, name: &str, x: f32, y: f32| -> Key {
         let mut c = named(name);
         c.falling = true;
-        world.add(half(5.0, 5.0), [x, y], CRATE, GROUND | CRATE | BULLET, c)
+        let filter = Filter::on(CRATE).colliding_with(GROUND | CRATE | BULLET);
+        world.add(half(5.0, 5.0), [x, y], filter, c)
     };
     let a = drop(&mut world, "crate-a", 50.0, 40.0);
     drop(&mut world, "crate-b", 52.0, 60.0);
@@ -63,7 +63,8 @@ fn main() {
                 println!("frame {frame:2}: dropped crate-d");
             }
             45 => {
-                let b = world.add(half(2.0, 1.0), [0.0, 14.0], BULLET, CRATE, named("bullet"));
+                let filter = Filter::on(BULLET).colliding_with(CRATE);
+                let b = world.add(half(2.0, 1.0), [0.0, 14.0], filter, named("bullet"));
                 bullet = Some(b);
                 names.insert(b, "bullet".to_string());
                 println!("frame {frame:2}: fired a bullet along y = 14");

@@ -5,7 +5,7 @@
 //!
 //! `cargo run --release -p quadrat --example game_loop`
 
-use quadrat::{Aabb, CollisionWorld, QuadTree, Shape, Vec2};
+use quadrat::{Aabb, CollisionWorld, Filter, QuadTree, Shape, Vec2};
 use std::time::Instant;
 
 struct Ball {
@@ -113,16 +113,17 @@ fn main() {
     // 3. The collision world: bodies with exact shapes; `step` runs the
     //    broad phase, the exact test, and says which contacts began and ended.
     let mut bodies = CollisionWorld::new(world);
-    let keys: Vec<_> = balls
-        .iter()
-        .enumerate()
-        .map(|(i, b)| bodies.add(b.shape(), b.pos, 1, 1, i))
-        .collect();
+    // All at once: one bulk build of the broad phase.
+    let keys = bodies.add_many(
+        balls
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (b.shape(), b.pos, Filter::ALL, i)),
+    );
     for frame in 0..5 {
         let t = Instant::now();
-        for (ball, &k) in balls.iter().zip(&keys) {
-            bodies.set_position(k, ball.pos);
-        }
+        // Every ball moved: one pass over the broad phase.
+        bodies.set_positions(keys.iter().zip(&balls).map(|(&k, ball)| (k, ball.pos)));
         let events = bodies.step();
         println!(
             "world frame {frame}: {} exact tests, {} contacts ({} began, {} ended), {:.2} ms",

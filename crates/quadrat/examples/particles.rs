@@ -5,7 +5,7 @@
 //!
 //! `cargo run --release -p quadrat --example particles`
 
-use quadrat::{Aabb, CollisionWorld, Key, Shape, Vec2};
+use quadrat::{Aabb, CollisionWorld, Filter, Key, Shape, Vec2};
 use std::time::{Duration, Instant};
 
 struct Particle {
@@ -24,7 +24,7 @@ fn main() {
             let radius = rng.range(2.0, 6.0);
             let pos = Vec2::new(rng.range(10.0, 790.0), rng.range(10.0, 590.0));
             let vel = Vec2::new(rng.range(-2.0, 2.0), rng.range(-2.0, 2.0));
-            let key = world.add(Shape::Circle { radius }, pos, 1, 1, i);
+            let key = world.add(Shape::Circle { radius }, pos, Filter::ALL, i);
             Particle {
                 key,
                 pos,
@@ -61,8 +61,9 @@ fn main() {
                 p.vel.y = -p.vel.y;
             }
             p.pos = p.pos.max(lo).min(hi);
-            world.set_position(p.key, p.pos);
         }
+        // Every particle moved: tell the world in one batch.
+        world.set_positions(particles.iter().map(|p| (p.key, p.pos)));
         // Find who touches whom, and bounce them off each other.
         let events = world.step();
         let (contacts, began, ended) = (

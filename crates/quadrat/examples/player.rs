@@ -5,10 +5,10 @@
 //!
 //! `cargo run --release -p quadrat --example player`
 
-use quadrat::{Aabb, CollisionWorld, Key, Shape, Vec2};
+use quadrat::{Aabb, CollisionWorld, Filter, Key, Layers, Shape, Vec2};
 
-const PLAYER: u32 = 1;
-const CROWD: u32 = 2;
+const PLAYER: Layers = Layers::bit(0);
+const CROWD: Layers = Layers::bit(1);
 
 fn main() {
     let bounds = Aabb::new([0.0, 0.0], [200.0, 200.0]);
@@ -28,13 +28,14 @@ fn main() {
                 radius: rng.range(2.0, 4.0),
             }
         };
-        world.add(shape, p, CROWD, PLAYER, i);
+        world.add(shape, p, Filter::on(CROWD).colliding_with(PLAYER), i);
     }
     let start = Vec2::new(20.0, 20.0);
     let player_shape = Shape::Aabb {
         half_extents: Vec2::new(4.0, 4.0),
     };
-    let player = world.add(player_shape, start, PLAYER, CROWD, usize::MAX);
+    let player_filter = Filter::on(PLAYER).colliding_with(CROWD);
+    let player = world.add(player_shape, start, player_filter, usize::MAX);
     world.step();
     println!(
         "a crowd of {} in a {}x{} square; the player is a 8x8 box at ({}, {})",

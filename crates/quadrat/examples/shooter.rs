@@ -6,11 +6,11 @@
 //!
 //! `cargo run --release -p quadrat --example shooter`
 
-use quadrat::{Aabb, CollisionWorld, Ray, Shape, Vec2};
+use quadrat::{Aabb, CollisionWorld, Filter, Layers, Ray, Shape, Vec2};
 
-const PLAYER: u32 = 1;
-const ENEMY: u32 = 2;
-const TREE: u32 = 4;
+const PLAYER: Layers = Layers::bit(0);
+const ENEMY: Layers = Layers::bit(1);
+const TREE: Layers = Layers::bit(2);
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Thing {
@@ -28,8 +28,7 @@ fn main() {
     let player = world.add(
         Shape::Circle { radius: 6.0 },
         centre,
-        PLAYER,
-        ENEMY,
+        Filter::on(PLAYER).colliding_with(ENEMY),
         Thing::Player,
     );
     // Trees stand still and only get in the way: they collide with nothing
@@ -39,7 +38,8 @@ fn main() {
         let p = Vec2::new(rng.range(20.0, 380.0), rng.range(20.0, 280.0));
         let radius = rng.range(8.0, 16.0);
         if (p - centre).length() > radius + 30.0 {
-            world.add(Shape::Circle { radius }, p, TREE, ENEMY, Thing::Tree(trees));
+            let filter = Filter::on(TREE).colliding_with(ENEMY);
+            world.add(Shape::Circle { radius }, p, filter, Thing::Tree(trees));
             trees += 1;
         }
     }
@@ -51,8 +51,7 @@ fn main() {
         world.add(
             Shape::Circle { radius: 4.0 },
             p,
-            ENEMY,
-            PLAYER | TREE,
+            Filter::on(ENEMY).colliding_with(PLAYER | TREE),
             Thing::Enemy(i),
         );
     }
@@ -159,7 +158,7 @@ fn main() {
     // Everything along one line through the wood, in order.
     let line = Ray::new([0.0, centre.y], [1.0, 0.0]);
     let along: Vec<String> = world
-        .raycast_all(line, f32::INFINITY, u32::MAX)
+        .raycast_all(line, f32::INFINITY, Layers::ALL)
         .iter()
         .map(|(k, h)| format!("{:?} at {:.1}", world[*k], h.dist))
         .collect();

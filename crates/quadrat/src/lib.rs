@@ -16,12 +16,15 @@
 //!   [`contact`](Shape::contact) (normal and depth), [`intersects`](Shape::intersects),
 //!   point queries and ray casts — the narrow phase that runs on each pair
 //!   the tree finds.
-//! - [`CollisionWorld`]: bodies with shapes, positions, collision layers
-//!   and masks; [`step`](CollisionWorld::step) runs the broad phase on a
-//!   quadtree and the exact test on each candidate pair, and reports the
-//!   contacts plus the pairs that **began** and **ended** touching since the
-//!   last step. Shape overlap, point picking, nearest and ray casts with a
-//!   layer mask.
+//! - [`CollisionWorld`]: bodies with shapes, positions and a collision
+//!   [`Filter`] (the [`Layers`] a body is on and those it collides with);
+//!   [`step`](CollisionWorld::step) runs the broad phase on a quadtree and
+//!   the exact test on each candidate pair, and reports the contacts plus
+//!   the pairs that **began** and **ended** touching since the last step.
+//!   [`add_many`](CollisionWorld::add_many) and
+//!   [`set_positions`](CollisionWorld::set_positions) add and move bodies in
+//!   batches, all or nothing. Shape overlap, point picking, nearest and ray
+//!   casts with a [`Layers`] mask.
 //!
 //! ## The game loop
 //!
@@ -87,27 +90,7 @@
 //! | `glam-0_27`, `glam-0_29`, `glam-0_30`, `glam-0_32`, `glam-0_33`, `glam-0_34` | `From` conversions both ways between [`Vec2`] and `glam::Vec2` of that glam version (table below) |
 //! | `glam` | the newest of these, `glam-0_34` |
 //! | `mint` | conversions between [`Vec2`] and `mint::Point2` / `mint::Vector2` |
-//! | `serde` | `Serialize` / `Deserialize` for the geometry types, [`Shape`], [`Key`], [`Config`], [`Body`] and [`ContactPair`], and snapshots of whole [`QuadTree`]s that restore exactly |
-//!
-//! Each glam version has a feature of its own, so the conversions match the
-//! glam your engine uses; several can be on at once.
-//!
-//! | feature | glam | used by |
-//! |---|---|---|
-//! | `glam-0_27` | 0.27 | macroquad 0.4, Bevy 0.14 |
-//! | `glam-0_29` | 0.29 | Bevy 0.15 and 0.16 |
-//! | `glam-0_30` | 0.30 | Bevy 0.17 and 0.18 |
-//! | `glam-0_32` | 0.32 | Bevy 0.19 |
-//! | `glam-0_33` | 0.33 | Bevy 0.20, parry2d 0.31 (and rapier2d 0.36, which uses it) |
-//! | `glam-0_34` | 0.34 | the newest glam; also enabled by `glam` |
-//!
-//! The versions no engine above uses (0.28, 0.31) have no feature; any
-//! glam converts through `mint` too (glam's `mint` feature and quadrat's).
-//!
-//! ```toml
-//! [dependencies]
-//! quadrat = { version = "0.1", features = ["glam-0_33"] }
-//! ```
+//! | `serde` | `Serialize` / `Deserialize` for the geometry types, [`Shape`], [`Key`], [`Config`], [`QuadTree`] snapshots, [`Body`], [`Filter`], [`Layers`] and [`ContactPair`] |
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
@@ -129,7 +112,7 @@ pub use crate::geom::{Aabb, Circle, Ray, Vec2};
 pub use crate::key::Key;
 pub use crate::shape::{Contact, RayHit, Shape};
 pub use crate::tree::{Config, MAX_DEPTH, NodeView, QuadTree, Query, Region};
-pub use crate::world::{Body, CollisionWorld, ContactPair, Events, WORLD_LIMIT};
+pub use crate::world::{Body, CollisionWorld, ContactPair, Events, Filter, Layers, WORLD_LIMIT};
 
 /// The README's examples, compiled and run as doctests.
 #[doc = include_str!("../../../README.md")]

@@ -3,30 +3,31 @@
 //! bodies over and asks the tree only about the bodies that changed, so
 //! these tests wake single bodies up, teleport them, change their layers,
 //! shapes and masks, remove and add them, set positions to where bodies
-//! already are, and now and then move many at once so that the step
-//! switches between its incremental form and the full pass and back.
+//! already are, and now and then move many at once (one by one or in one
+//! batch) so that the step switches between its incremental form and the
+//! full pass and back.
 
 #[path = "support/shapes.rs"]
 mod shapes;
 #[path = "support/world.rs"]
 mod world_model;
 
-use quadrat::{Aabb, Config, Shape, Vec2};
+use quadrat::{Aabb, Config, Filter, Layers, Shape, Vec2};
 use shapes::Rng;
-use world_model::{Harness, Op, check_bodies, check_step};
+use world_model::{Harness, Move, Op, check_bodies, check_step};
 
-const TILE: u32 = 0b001;
-const MOVER: u32 = 0b010;
-const GHOST: u32 = 0b100;
+const TILE: Layers = Layers::bit(0);
+const MOVER: Layers = Layers::bit(1);
+const GHOST: Layers = Layers::bit(2);
 
 /// A body's layer and mask, drawn from the few combinations a game uses.
-fn filter(rng: &mut Rng) -> (u32, u32) {
+fn filter(rng: &mut Rng) -> Filter {
     match rng.below(5) {
-        0 => (TILE, MOVER),
-        1 => (MOVER, TILE | MOVER),
-        2 => (MOVER, TILE),
-        3 => (GHOST, 0),
-        _ => (MOVER | GHOST, u32::MAX),
+        0 => Filter::on(TILE).colliding_with(MOVER),
+        1 => Filter::on(MOVER).colliding_with(TILE | MOVER),
+        2 => Filter::on(MOVER).colliding_with(TILE),
+        3 => Filter::on(GHOST).colliding_with(Layers::NONE),
+        _ => Filter::on(MOVER | GHOST),
     }
 }
 
@@ -62,6 +63,8 @@ enum Scene {
 fn populate(h: &mut Harness, scene: Scene, rng: &mut Rng) -> Result<(), String> {
     match scene {
         Scene::Tiles => {
+            // The map in one batch.
+            let mut tiles = Vec::new();
             for y in 0..20 {
                 for x in 0..20 {
                     if rng.chance(10) {
@@ -69,27 +72,28 @@ fn populate(h: &mut Harness, scene: Scene, rng: &mut Rng) -> Result<(), String> 
                     }
                     let half = Vec2::new(0.5, 0.5);
                     let p = Vec2::new(x as f32 + 0.5, y as f32 + 0.5);
-                    h.apply(&Op::Add(Shape::Aabb { half_extents: half }, p, TILE, MOVER))?;
+                    let tile = Filter::on(TILE).colliding_with(MOVER);
+                    tiles.push((Shape::Aabb { half_extents: half }, p, tile));
                 }
             }
+            h.apply(&Op::AddMany(tiles))?;
             for _ in 0..40 {
                 let p = Vec2::new(rng.range(0.0, 20.0), rng.range(0.0, 20.0));
-                let (layer, mask) = filter(rng);
-                h.apply(&Op::Add(shape(rng, 0.8), p, layer, mask))?;
+                h.apply(&Op::Add(shape(rng, 0.8), p, filter(rng)))?;
             }
         }
         Scene::Pile => {
             for i in 0..300 {
                 let spot = Vec2::new((i % 3) as f32 * 7.0 + 3.0, 5.0);
                 let p = spot + Vec2::new(rng.range(-2.0, 2.0), rng.range(-2.0, 2.0));
-                h.apply(&Op::Add(shape(rng, 1.0), p, MOVER, TILE | MOVER))?;
+                let mover = Filter::on(MOVER).colliding_with(TILE | MOVER);
+                h.apply(&Op::Add(shape(rng, 1.0), p, mover))?;
             }
         }
         Scene::Scatter => {
             for _ in 0..400 {
                 let p = Vec2::new(rng.range(-5.0, 25.0), rng.range(-5.0, 25.0));
-                let (layer, mask) = filter(rng);
-                h.apply(&Op::Add(shape(rng, 1.5), p, layer, mask))?;
+                h.apply(&Op::Add(shape(rng, 1.5), p, filter(rng)))?;
             }
         }
     }
@@ -99,27 +103,29 @@ fn populate(h: &mut Harness, scene: Scene, rng: &mut Rng) -> Result<(), String> 
 /// One random change to one body.
 fn change(h: &Harness, rng: &mut Rng) -> Op {
     let i = rng.below(1 << 20) as usize;
-    match rng.below(12) {
+    match rng.below(13) {
         0..=2 => Op::Nudge(i, rng.range(-0.7, 0.7), rng.range(-0.7, 0.7)),
         3 => Op::Move(i, Vec2::new(rng.range(-3.0, 23.0), rng.range(-3.0, 23.0))),
         // A far teleport, out of the world and back later.
         4 => Op::Move(i, Vec2::new(rng.range(-500.0, 500.0), 1e4)),
-        5 => {
-            let (layer, _) = filter(rng);
-            Op::SetLayer(i, layer)
-        }
-        6 => {
-            let (_, mask) = filter(rng);
-            Op::SetMask(i, mask)
-        }
+        5 => Op::SetLayer(i, filter(rng).layer),
+        6 => Op::SetMask(i, filter(rng).mask),
         7 => Op::Reshape(i, shape(rng, 1.0)),
         8 => Op::Remove(i),
         9 => {
-            let (layer, mask) = filter(rng);
             let p = Vec2::new(rng.range(0.0, 20.0), rng.range(0.0, 20.0));
-            Op::Add(shape(rng, 0.8), p, layer, mask)
+            Op::Add(shape(rng, 0.8), p, filter(rng))
         }
         10 => Op::AddTouching(i, rng.range(0.0, 6.3), rng.range(0.1, 1.0), 0),
+        // A few bodies nudged in one batch, one of them perhaps not at all.
+        11 => Op::SetPositions(
+            (0..1 + rng.below(4))
+                .map(|j| match rng.below(4) {
+                    0 => Move::Stay(i + j as usize),
+                    _ => Move::By(i + j as usize, rng.range(-0.7, 0.7), rng.range(-0.7, 0.7)),
+                })
+                .collect(),
+        ),
         // Set a body where it already is: not a change.
         _ => match h.model.pick(i) {
             Some(j) => Op::Move(j, h.model.live[j].1.position),
@@ -137,10 +143,23 @@ fn run(scene: Scene, config: Config, seed: u64, steps: usize) -> Result<usize, S
     populate(&mut h, scene, &mut rng)?;
     let mut incremental = 0;
     for step in 0..steps {
-        let ops = match rng.below(20) {
+        let ops = match rng.below(21) {
             0..=3 => 0,
             4..=17 => 1 + rng.below(4) as usize,
             18 => h.model.live.len() / 3, // a burst: the full pass
+            19 => {
+                // A burst in one batch: most bodies nudged, some kept.
+                let n = h.model.live.len();
+                let moves = (0..n)
+                    .map(|j| match rng.below(5) {
+                        0 => Move::Stay(j),
+                        _ => Move::By(j, rng.range(-0.3, 0.3), rng.range(-0.3, 0.3)),
+                    })
+                    .collect();
+                h.apply(&Op::SetPositions(moves))
+                    .map_err(|e| format!("step {step}, a batch of {n} moves: {e}"))?;
+                0
+            }
             _ => 12,
         };
         for _ in 0..ops {
@@ -217,7 +236,8 @@ fn waking_up_after_a_long_rest() {
     populate(&mut h, Scene::Tiles, &mut rng).unwrap();
     let sleeper = h.model.live.len();
     let ball = Shape::Circle { radius: 0.5 };
-    h.apply(&Op::Add(ball, Vec2::new(10.0, 10.0), MOVER, TILE | MOVER))
+    let mover = Filter::on(MOVER).colliding_with(TILE | MOVER);
+    h.apply(&Op::Add(ball, Vec2::new(10.0, 10.0), mover))
         .unwrap();
     for step in 0..200 {
         if step % 50 == 49 {

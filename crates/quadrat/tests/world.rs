@@ -1,19 +1,23 @@
 //! The collision world against brute force: random sequences of add, move,
-//! reshape, layer changes, remove and step, checked after every operation
-//! against every pair of bodies run through `Shape::contact` with the layer
-//! rule; queries against testing every body; bad input; determinism.
+//! reshape, layer changes, remove and step, and of the batch forms
+//! (`add_many`, `set_positions`), checked after every operation against
+//! every pair of bodies run through `Shape::contact` with the layer rule;
+//! queries against testing every body; bad input; determinism.
 
 use proptest::prelude::*;
 use quadrat::scenario::{Layout, Rng, Scenario};
 use quadrat::{
-    Aabb, Body, CollisionWorld, Config, Contact, ContactPair, Error, Key, Ray, RayHit, Shape, Vec2,
+    Aabb, Body, CollisionWorld, Config, Contact, ContactPair, Error, Filter, Key, Layers, Ray,
+    RayHit, Shape, Vec2,
 };
 use std::collections::HashMap;
 
 #[path = "support/world.rs"]
 mod world_model;
 
-use world_model::{Harness, Model, Op, Probe, check_bodies, check_queries, check_step, next_f32};
+use world_model::{
+    Harness, Model, Move, Op, Probe, check_bodies, check_queries, check_step, next_f32,
+};
 
 const WORLD: Aabb = Aabb {
     min: Vec2 { x: 0.0, y: 0.0 },
@@ -61,17 +65,65 @@ fn shape() -> impl Strategy<Value = Shape> {
 }
 
 /// Few layer bits, so that filtering in and out both happen often.
-fn bits() -> impl Strategy<Value = u32> {
+fn bits() -> impl Strategy<Value = Layers> {
     prop_oneof![
-        3 => Just(u32::MAX),
-        4 => 0u32..8,
-        1 => any::<u32>(),
+        3 => Just(Layers::ALL),
+        4 => (0u32..8).prop_map(Layers::from_bits),
+        1 => any::<u32>().prop_map(Layers::from_bits),
+    ]
+}
+
+fn filter() -> impl Strategy<Value = Filter> {
+    (bits(), bits()).prop_map(|(layer, mask)| Filter { layer, mask })
+}
+
+/// Any coordinate, now and then one the world refuses.
+fn any_coord() -> impl Strategy<Value = f32> {
+    prop_oneof![
+        8 => coord(),
+        1 => Just(f32::NAN),
+        1 => Just(f32::INFINITY),
+        1 => Just(-2e18f32),
+    ]
+}
+
+/// A batch's move: mostly to a position or by a step, now and then no move
+/// or a removed key.
+fn batch_move(coord: BoxedStrategy<f32>) -> impl Strategy<Value = Move> {
+    prop_oneof![
+        4 => (any::<usize>(), coord.clone(), coord.clone())
+            .prop_map(|(i, x, y)| Move::To(i, Vec2::new(x, y))),
+        4 => (any::<usize>(), -2.0f32..2.0, -2.0f32..2.0).prop_map(|(i, x, y)| Move::By(i, x, y)),
+        2 => any::<usize>().prop_map(Move::Stay),
+        1 => (any::<usize>(), coord.clone(), coord).prop_map(|(i, x, y)| Move::Stale(i, Vec2::new(x, y))),
+    ]
+}
+
+/// A batch of bodies: a few, or now and then enough for the bulk build.
+fn bodies(
+    body: BoxedStrategy<(Shape, Vec2, Filter)>,
+) -> impl Strategy<Value = Vec<(Shape, Vec2, Filter)>> {
+    prop_oneof![
+        4 => prop::collection::vec(body.clone(), 0..8),
+        1 => prop::collection::vec(body, 65..140),
+    ]
+}
+
+/// A shape that may be invalid: a negative or NaN size.
+fn any_shape() -> impl Strategy<Value = Shape> {
+    prop_oneof![
+        8 => shape(),
+        1 => Just(Shape::Circle { radius: -1.0 }),
+        1 => Just(Shape::Aabb { half_extents: Vec2::new(1.0, f32::NAN) }),
     ]
 }
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        10 => (shape(), pos(), bits(), bits()).prop_map(|(s, p, l, m)| Op::Add(s, p, l, m)),
+        10 => (shape(), pos(), filter()).prop_map(|(s, p, f)| Op::Add(s, p, f)),
+        2 => bodies((shape(), pos(), filter()).boxed()).prop_map(Op::AddMany),
+        1 => bodies((any_shape(), (any_coord(), any_coord()).prop_map(|(x, y)| Vec2::new(x, y)), filter()).boxed())
+            .prop_map(Op::TryAddMany),
         2 => (any::<usize>(), 0.0f32..7.0, 0.5f32..6.0, -3i32..4)
             .prop_map(|(i, a, r, n)| Op::AddTouching(i, a, r, n)),
         2 => any::<usize>().prop_map(Op::Remove),
@@ -81,6 +133,13 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (any::<usize>(), shape()).prop_map(|(i, s)| Op::Reshape(i, s)),
         2 => (any::<usize>(), bits()).prop_map(|(i, l)| Op::SetLayer(i, l)),
         2 => (any::<usize>(), bits()).prop_map(|(i, m)| Op::SetMask(i, m)),
+        1 => (any::<usize>(), filter()).prop_map(|(i, f)| Op::SetFilter(i, f)),
+        3 => prop::collection::vec(batch_move(coord().boxed()), 0..40).prop_map(Op::SetPositions),
+        1 => prop::collection::vec(batch_move(any_coord().boxed()), 0..12).prop_map(Op::TrySetPositions),
+        1 => (bodies((any_shape(), (any_coord(), any_coord()).prop_map(|(x, y)| Vec2::new(x, y)), filter()).boxed()), any::<usize>())
+            .prop_map(|(b, at)| Op::AddManyPanicking(b, at)),
+        1 => (prop::collection::vec(batch_move(any_coord().boxed()), 0..40), any::<usize>())
+            .prop_map(|(m, at)| Op::SetPositionsPanicking(m, at)),
         1 => any::<u8>().prop_map(Op::BadAdd),
         1 => (any::<usize>(), any::<u8>()).prop_map(|(i, b)| Op::BadMove(i, b)),
         1 => any::<usize>().prop_map(Op::BadShape),
@@ -167,9 +226,9 @@ proptest! {
         let mut model = Model::default();
         for (i, (shape, (x, y))) in spots.into_iter().enumerate() {
             let p = Vec2::new(40.0 + x as f32 * 5.0, 40.0 + y as f32 * 5.0);
-            let layer = 1 << (i % 3);
-            let k = world.add(shape, p, layer, u32::MAX, i as u32);
-            model.live.push((k, Body { shape, position: p, layer, mask: u32::MAX }, i as u32));
+            let filter = Filter::on(Layers::bit(i as u32 % 3));
+            let k = world.add(shape, p, filter, i as u32);
+            model.live.push((k, Body { shape, position: p, filter }, i as u32));
         }
         let (contacts, _, _) = model.step();
         prop_assert_eq!(world.step().contacts, &contacts[..]);
@@ -221,8 +280,8 @@ fn exactly_touching_circles_are_never_lost() {
                 Vec2::new(next_f32(pb.x, false), next_f32(pb.y, true))
             };
         }
-        let a = world.add(ball(ra), pa, 1, 1, ());
-        let b = world.add(ball(rb), pb, 1, 1, ());
+        let a = world.add(ball(ra), pa, Filter::ALL, ());
+        let b = world.add(ball(rb), pb, Filter::ALL, ());
         let exact = ball(ra).contact(pa, &ball(rb), pb);
         let contacts = world.step().contacts;
         match exact {
@@ -249,10 +308,36 @@ fn exactly_touching_circles_are_never_lost() {
 fn layer_rule_is_symmetric_and_needs_both_sides() {
     let mut world = CollisionWorld::new(WORLD);
     let at = [10.0, 10.0];
-    let player = world.add(ball(1.0), at, 0b0001, 0b0110, "player");
-    let enemy = world.add(ball(1.0), at, 0b0010, 0b0001, "enemy");
-    let wall = world.add(ball(1.0), at, 0b0100, 0b1000, "wall"); // wall ignores the player
-    let sensor = world.add(ball(1.0), at, 0, u32::MAX, "sensor"); // on no layer
+    let bits = Layers::from_bits;
+    let player = world.add(
+        ball(1.0),
+        at,
+        Filter {
+            layer: bits(0b0001),
+            mask: bits(0b0110),
+        },
+        "player",
+    );
+    let enemy = world.add(
+        ball(1.0),
+        at,
+        Filter {
+            layer: bits(0b0010),
+            mask: bits(0b0001),
+        },
+        "enemy",
+    );
+    // The wall ignores the player.
+    let wall = world.add(
+        ball(1.0),
+        at,
+        Filter {
+            layer: bits(0b0100),
+            mask: bits(0b1000),
+        },
+        "wall",
+    );
+    let sensor = world.add(ball(1.0), at, Filter::on(Layers::NONE), "sensor"); // on no layer
     let contacts: Vec<(Key, Key)> = world
         .step()
         .contacts
@@ -261,12 +346,12 @@ fn layer_rule_is_symmetric_and_needs_both_sides() {
         .collect();
     assert_eq!(contacts, vec![(player, enemy)]);
     // Queries filter by the body's layer only.
-    assert_eq!(world.pick(at, 0b0100), vec![wall]);
-    assert_eq!(world.pick(at, u32::MAX), vec![player, enemy, wall]);
-    assert_eq!(world.pick(at, 0), vec![]);
-    assert!(!world.pick(at, u32::MAX).contains(&sensor));
+    assert_eq!(world.pick(at, bits(0b0100)), vec![wall]);
+    assert_eq!(world.pick(at, Layers::ALL), vec![player, enemy, wall]);
+    assert_eq!(world.pick(at, Layers::NONE), vec![]);
+    assert!(!world.pick(at, Layers::ALL).contains(&sensor));
     // Let the wall see the player: now it interacts.
-    world.set_mask(wall, 0b0001);
+    world.set_mask(wall, bits(0b0001));
     let events = world.step();
     assert_eq!(events.began.len(), 1);
     assert_eq!(events.began[0].keys(), (player, wall));
@@ -275,8 +360,8 @@ fn layer_rule_is_symmetric_and_needs_both_sides() {
 #[test]
 fn events_follow_moves_reshapes_removals_and_reuse() {
     let mut world = CollisionWorld::new(WORLD);
-    let a = world.add(ball(1.0), [10.0, 10.0], 1, 1, 'a');
-    let b = world.add(ball(1.0), [12.0, 10.0], 1, 1, 'b');
+    let a = world.add(ball(1.0), [10.0, 10.0], Filter::ALL, 'a');
+    let b = world.add(ball(1.0), [12.0, 10.0], Filter::ALL, 'b');
     let e = world.step();
     assert_eq!((e.contacts.len(), e.began.len(), e.ended.len()), (1, 1, 0));
     assert_eq!(e.contacts[0].contact.depth, 0.0); // touching counts
@@ -291,7 +376,7 @@ fn events_follow_moves_reshapes_removals_and_reuse() {
 
     // Removing b, and adding c in its slot: the pair (a, b) ends, (a, c) begins.
     world.remove(b);
-    let c = world.add(ball(1.0), [11.0, 10.0], 1, 1, 'c');
+    let c = world.add(ball(1.0), [11.0, 10.0], Filter::ALL, 'c');
     assert_eq!(c.index(), b.index());
     assert_ne!(c, b);
     let e = world.step();
@@ -308,8 +393,8 @@ fn events_follow_moves_reshapes_removals_and_reuse() {
 #[test]
 fn bad_input_is_refused_and_changes_nothing() {
     let mut world = CollisionWorld::new(WORLD);
-    let k = world.add(ball(1.0), [5.0, 5.0], 1, 1, 0);
-    let other = world.add(ball(1.0), [6.0, 5.0], 1, 1, 1);
+    let k = world.add(ball(1.0), [5.0, 5.0], Filter::ALL, 0);
+    let other = world.add(ball(1.0), [6.0, 5.0], Filter::ALL, 1);
     world.step();
     let before: Vec<_> = world.iter().map(|(k, b, v)| (k, b, *v)).collect();
     let bad_shapes = [
@@ -332,7 +417,7 @@ fn bad_input_is_refused_and_changes_nothing() {
     for (s, msg) in bad_shapes {
         assert_eq!(
             world
-                .try_add(s, [1.0, 1.0], 1, 1, 9)
+                .try_add(s, [1.0, 1.0], Filter::ALL, 9)
                 .unwrap_err()
                 .to_string(),
             msg
@@ -341,7 +426,7 @@ fn bad_input_is_refused_and_changes_nothing() {
     }
     assert_eq!(
         world
-            .try_add(ball(1.0), [f32::NAN, 0.0], 1, 1, 9)
+            .try_add(ball(1.0), [f32::NAN, 0.0], Filter::ALL, 9)
             .unwrap_err()
             .to_string(),
         "position.x is NaN"
@@ -355,7 +440,7 @@ fn bad_input_is_refused_and_changes_nothing() {
     );
     // Beyond the world's range: refused, naming the field.
     let huge = world
-        .try_add(ball(f32::MAX), [f32::MAX, 0.0], 1, 1, 9)
+        .try_add(ball(f32::MAX), [f32::MAX, 0.0], Filter::ALL, 9)
         .unwrap_err();
     assert_eq!(
         huge,
@@ -364,7 +449,9 @@ fn bad_input_is_refused_and_changes_nothing() {
             value: f32::MAX
         }
     );
-    let huge = world.try_add(ball(2e18), [0.0, 0.0], 1, 1, 9).unwrap_err();
+    let huge = world
+        .try_add(ball(2e18), [0.0, 0.0], Filter::ALL, 9)
+        .unwrap_err();
     assert_eq!(
         huge.to_string(),
         "radius (2e18) is beyond the collision world's range of ±1e18"
@@ -378,7 +465,7 @@ fn bad_input_is_refused_and_changes_nothing() {
     let _ = other;
 
     // Queries: invalid input finds nothing.
-    let all = u32::MAX;
+    let all = Layers::ALL;
     assert_eq!(world.overlap(&ball(-1.0), [5.0, 5.0], all), vec![]);
     assert_eq!(world.overlap(&ball(1.0), [f32::NAN, 5.0], all), vec![]);
     assert_eq!(
@@ -407,21 +494,21 @@ fn bad_input_is_refused_and_changes_nothing() {
         None
     );
     assert_eq!(world.raycast(ray, f32::INFINITY, all).unwrap().0, k);
-    assert_eq!(world.raycast(ray, 100.0, 0), None); // mask 0 finds nothing
+    assert_eq!(world.raycast(ray, 100.0, Layers::NONE), None); // an empty mask finds nothing
 }
 
 #[test]
 #[should_panic(expected = "position.x is NaN")]
 fn add_panics_on_nan() {
     let mut world = CollisionWorld::new(WORLD);
-    world.add(Shape::Point, [f32::NAN, 0.0], 1, 1, ());
+    world.add(Shape::Point, [f32::NAN, 0.0], Filter::ALL, ());
 }
 
 #[test]
 #[should_panic(expected = "radius (-2) is negative")]
 fn set_shape_panics_on_negative_radius() {
     let mut world = CollisionWorld::new(WORLD);
-    let k = world.add(Shape::Point, [1.0, 0.0], 1, 1, ());
+    let k = world.add(Shape::Point, [1.0, 0.0], Filter::ALL, ());
     world.set_shape(k, ball(-2.0));
 }
 
@@ -429,7 +516,7 @@ fn set_shape_panics_on_negative_radius() {
 #[should_panic(expected = "position.y is infinite")]
 fn set_position_panics_on_infinity() {
     let mut world = CollisionWorld::new(WORLD);
-    let k = world.add(Shape::Point, [1.0, 0.0], 1, 1, ());
+    let k = world.add(Shape::Point, [1.0, 0.0], Filter::ALL, ());
     world.set_position(k, [1.0, f32::INFINITY]);
 }
 
@@ -441,13 +528,12 @@ fn ray_from_inside_and_nearest_inside() {
             half_extents: Vec2::new(10.0, 10.0),
         },
         [50.0, 50.0],
-        1,
-        1,
+        Filter::ALL,
         (),
     );
-    let small = world.add(ball(1.0), [55.0, 50.0], 1, 1, ());
+    let small = world.add(ball(1.0), [55.0, 50.0], Filter::ALL, ());
     let ray = Ray::new([50.0, 50.0], [2.0, 0.0]);
-    let hits = world.raycast_all(ray, 100.0, u32::MAX);
+    let hits = world.raycast_all(ray, 100.0, Layers::ALL);
     assert_eq!(hits.len(), 2);
     assert_eq!(
         hits[0],
@@ -471,7 +557,7 @@ fn ray_from_inside_and_nearest_inside() {
     );
     // Inside both: distance 0 twice, ties by key.
     assert_eq!(
-        world.nearest([55.0, 50.0], 5, u32::MAX),
+        world.nearest([55.0, 50.0], 5, Layers::ALL),
         vec![(big, 0.0), (small, 0.0)]
     );
 }
@@ -512,7 +598,8 @@ fn scripted(seed: u64) -> Vec<String> {
             },
             _ => Shape::Point,
         };
-        let k = world.add(shape, b.center(), 1 << (i % 3), 0b011, i);
+        let filter = Filter::on(Layers::bit(i as u32 % 3)).colliding_with(Layers::from_bits(0b011));
+        let k = world.add(shape, b.center(), filter, i);
         names.0.insert(k, i);
         keys.push(k);
     }
@@ -539,18 +626,18 @@ fn scripted(seed: u64) -> Vec<String> {
         ));
         let p = Vec2::new(rng.range(0.0, 1000.0), rng.range(0.0, 1000.0));
         let near: Vec<_> = world
-            .nearest(p, 5, u32::MAX)
+            .nearest(p, 5, Layers::ALL)
             .into_iter()
             .map(|(k, d)| (names.of(k), d))
             .collect();
         let ray = Ray::new(p, [rng.range(-1.0, 1.0), rng.range(-1.0, 1.0)]);
         let hits: Vec<_> = world
-            .raycast_all(ray, 500.0, u32::MAX)
+            .raycast_all(ray, 500.0, Layers::ALL)
             .into_iter()
             .map(|(k, h)| (names.of(k), h))
             .collect();
         let over: Vec<_> = world
-            .overlap(&ball(40.0), p, 0b01)
+            .overlap(&ball(40.0), p, Layers::bit(0))
             .into_iter()
             .map(|k| names.of(k))
             .collect();
@@ -588,15 +675,19 @@ fn larger_random_world_matches_brute_force() {
                 },
                 _ => Shape::Point,
             };
-            let (layer, mask) = (1 << (i % 4), if i % 5 == 0 { 0b0101 } else { u32::MAX });
-            let k = world.add(shape, b.center(), layer, mask, i as u32);
+            let mask = if i % 5 == 0 {
+                Layers::from_bits(0b0101)
+            } else {
+                Layers::ALL
+            };
+            let filter = Filter::on(Layers::bit(i as u32 % 4)).colliding_with(mask);
+            let k = world.add(shape, b.center(), filter, i as u32);
             model.live.push((
                 k,
                 Body {
                     shape,
                     position: b.center(),
-                    layer,
-                    mask,
+                    filter,
                 },
                 i as u32,
             ));
@@ -620,14 +711,21 @@ fn larger_random_world_matches_brute_force() {
 #[test]
 fn bodies_and_contacts_round_trip_through_serde() {
     let mut world = CollisionWorld::new(WORLD);
-    world.add(ball(1.0), [10.0, 10.0], 1, 3, ());
+    world.add(
+        ball(1.0),
+        [10.0, 10.0],
+        Filter {
+            layer: Layers::bit(0),
+            mask: Layers::from_bits(3),
+        },
+        (),
+    );
     world.add(
         Shape::Aabb {
             half_extents: Vec2::new(1.0, 2.0),
         },
         [11.5, 10.0],
-        2,
-        1,
+        Filter::on(Layers::bit(1)).colliding_with(Layers::bit(0)),
         (),
     );
     let pair = world.step().contacts[0];
@@ -637,6 +735,11 @@ fn bodies_and_contacts_round_trip_through_serde() {
         let text = serde_json::to_string(&body).unwrap();
         assert_eq!(serde_json::from_str::<Body>(&text).unwrap(), body);
     }
+    // Layers are plain bits, and a filter names its two fields.
+    let filter = Filter::on(Layers::bit(1)).colliding_with(Layers::from_bits(0b101));
+    let text = serde_json::to_string(&filter).unwrap();
+    assert_eq!(text, r#"{"layer":2,"mask":5}"#);
+    assert_eq!(serde_json::from_str::<Filter>(&text).unwrap(), filter);
 }
 
 /// The same random world at scales from subnormal to near the range limit:
@@ -668,7 +771,7 @@ fn worlds_at_every_scale_match_brute_force() {
                 },
                 _ => Shape::Point,
             };
-            let op = Op::Add(shape, at(&mut rng), 1, u32::MAX);
+            let op = Op::Add(shape, at(&mut rng), Filter::on(Layers::bit(0)));
             h.apply(&op).unwrap();
         }
         for step in 0..40 {
@@ -676,7 +779,7 @@ fn worlds_at_every_scale_match_brute_force() {
                 shape: ball(rng.range(0.0, 10.0) * scale),
                 pos: at(&mut rng),
                 point: at(&mut rng),
-                mask: u32::MAX,
+                mask: Layers::ALL,
                 k: 1 + step % 5,
                 ray: Ray::new(at(&mut rng), [rng.range(-1.0, 1.0), rng.range(-1.0, 1.0)]),
                 max_dist: f32::INFINITY,

@@ -1,8 +1,9 @@
 //! The collision world's steady state allocates nothing: frames of moving
-//! bodies and steps, once its buffers have grown, and the `_into` queries.
+//! bodies (one by one and in batches) and steps, once its buffers have
+//! grown, and the `_into` queries.
 
 use quadrat::scenario::{Layout, Scenario};
-use quadrat::{CollisionWorld, Key, Shape, Vec2};
+use quadrat::{CollisionWorld, Filter, Key, Layers, Shape, Vec2};
 
 mod common;
 
@@ -30,7 +31,7 @@ fn steady_state_steps_allocate_nothing() {
                 radius: b.width() * 0.2,
             },
         };
-        let k = world.add(shape, b.center(), 1 << (i % 2), u32::MAX, i);
+        let k = world.add(shape, b.center(), Filter::on(Layers::bit(i as u32 % 2)), i);
         bodies.push((k, b.center()));
     }
     // Every body circles around its start with a period of 16 frames, each
@@ -71,6 +72,30 @@ fn steady_state_steps_allocate_nothing() {
     // array in place, so moves allocate nothing either.
     assert_eq!(in_moves, 0, "a period of moves allocated {in_moves} times");
 
+    // The same frames as one batch a frame: the batch is read into a
+    // buffer the world keeps.
+    let batch = |f: u32| {
+        bodies.iter().enumerate().map(move |(i, &(k, p))| {
+            let t = (f + i as u32 % 16) as f32 * core::f32::consts::TAU / 16.0;
+            (k, p + Vec2::new(t.cos(), t.sin()) * 3.0)
+        })
+    };
+    for f in 0..32 {
+        assert_eq!(world.set_positions(batch(f)), bodies.len());
+        world.step();
+    }
+    let mut in_batches = 0;
+    for f in 32..48 {
+        in_batches += allocations_during(|| {
+            world.set_positions(batch(f));
+        });
+        world.step();
+    }
+    assert_eq!(
+        in_batches, 0,
+        "a period of batched moves allocated {in_batches} times"
+    );
+
     // The incremental step: one body in 50 moves, the rest rest.
     let move_some = |world: &mut CollisionWorld<usize>, f: u32| {
         for &(k, p) in bodies.iter().step_by(50) {
@@ -100,8 +125,8 @@ fn steady_state_steps_allocate_nothing() {
     let n = allocations_during(|| {
         for &(_, p) in bodies.iter().take(2000) {
             out.clear();
-            world.overlap_into(&probe, p, u32::MAX, &mut out);
-            world.pick_into(p, 1, &mut out);
+            world.overlap_into(&probe, p, Layers::ALL, &mut out);
+            world.pick_into(p, Layers::bit(0), &mut out);
         }
     });
     assert!(!out.is_empty());

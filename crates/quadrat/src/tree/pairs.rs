@@ -10,7 +10,7 @@ use crate::world::Filter;
 /// hold an interacting pair only if their unions interact
 /// ([`Filter::interacts`] on the unions is implied by it on any two
 /// members), so the pair walk skips whatever fails that test.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct NodeFilter {
     pub(crate) own: Filter,
     pub(crate) sub: Filter,
@@ -314,7 +314,13 @@ impl<T> QuadTree<T> {
     /// Linear in the number of items and nodes.
     pub(crate) fn layer_unions(&self, filters: &[Filter], unions: &mut Vec<NodeFilter>) {
         unions.clear();
-        unions.resize(self.nodes.len(), NodeFilter::default());
+        unions.resize(
+            self.nodes.len(),
+            NodeFilter {
+                own: Filter::NONE,
+                sub: Filter::NONE,
+            },
+        );
         for (n, node) in self.nodes.iter().enumerate() {
             if node.depth == u8::MAX {
                 continue; // a free node: its run fields are stale
@@ -322,7 +328,7 @@ impl<T> QuadTree<T> {
             let run = &self.entries[node.start as usize..(node.start + node.len) as usize];
             unions[n].own = run
                 .iter()
-                .fold(Filter::default(), |u, e| u.union(filters[e.owner as usize]));
+                .fold(Filter::NONE, |u, e| u.union(filters[e.owner as usize]));
         }
         fn sub<T>(tree: &QuadTree<T>, unions: &mut [NodeFilter], n: u32) -> Filter {
             let node = &tree.nodes[n as usize];

@@ -1,7 +1,7 @@
 //! Questions asked of the world: overlap, pick, nearest, ray casts. Each
-//! takes a layer `mask` and finds only bodies whose `layer` meets it.
+//! takes a [`Layers`] `mask` and finds only bodies whose `layer` meets it.
 
-use super::{CollisionWorld, body_in_range, broad_box, point_in_range};
+use super::{CollisionWorld, Layers, body_in_range, broad_box, point_in_range};
 use crate::geom::{Ray, Vec2};
 use crate::key::Key;
 use crate::shape::{Contact, RayHit, Shape};
@@ -9,8 +9,8 @@ use crate::shape::{Contact, RayHit, Shape};
 impl<T> CollisionWorld<T> {
     /// `true` when the body of live key `key` is on a layer of `mask`.
     #[inline]
-    fn on(&self, key: Key, mask: u32) -> bool {
-        self.filters[key.index() as usize].layer & mask != 0
+    fn on(&self, key: Key, mask: Layers) -> bool {
+        self.filters[key.index() as usize].layer.intersects(mask)
     }
 
     /// The bodies on a layer of `mask` that `shape` at `pos` touches
@@ -20,18 +20,19 @@ impl<T> CollisionWorld<T> {
     /// lies beyond [`WORLD_LIMIT`](crate::WORLD_LIMIT).
     ///
     /// ```
-    /// use quadrat::{Aabb, CollisionWorld, Shape};
-    /// const ENEMY: u32 = 2;
+    /// use quadrat::{Aabb, CollisionWorld, Filter, Layers, Shape};
+    /// const FRIEND: Layers = Layers::bit(0);
+    /// const ENEMY: Layers = Layers::bit(1);
     /// let mut world = CollisionWorld::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
     /// let ball = Shape::Circle { radius: 1.0 };
-    /// let near = world.add(ball, [10.0, 10.0], ENEMY, u32::MAX, "near");
-    /// world.add(ball, [30.0, 10.0], ENEMY, u32::MAX, "far");
-    /// world.add(ball, [11.0, 10.0], 1, u32::MAX, "friend");
+    /// let near = world.add(ball, [10.0, 10.0], Filter::on(ENEMY), "near");
+    /// world.add(ball, [30.0, 10.0], Filter::on(ENEMY), "far");
+    /// world.add(ball, [11.0, 10.0], Filter::on(FRIEND), "friend");
     /// let blast = Shape::Circle { radius: 5.0 };
     /// assert_eq!(world.overlap(&blast, [14.0, 10.0], ENEMY), vec![near]); // touching at x = 9 + 2
     /// ```
     #[must_use]
-    pub fn overlap(&self, shape: &Shape, pos: impl Into<Vec2>, mask: u32) -> Vec<Key> {
+    pub fn overlap(&self, shape: &Shape, pos: impl Into<Vec2>, mask: Layers) -> Vec<Key> {
         let mut out = Vec::new();
         self.overlap_into(shape, pos, mask, &mut out);
         out
@@ -42,14 +43,20 @@ impl<T> CollisionWorld<T> {
     /// one `Vec`. Allocates only when `out` must grow.
     ///
     /// ```
-    /// use quadrat::{Aabb, CollisionWorld, Shape};
+    /// use quadrat::{Aabb, CollisionWorld, Filter, Layers, Shape};
     /// let mut world = CollisionWorld::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
-    /// let k = world.add(Shape::Point, [5.0, 5.0], 1, 1, ());
+    /// let k = world.add(Shape::Point, [5.0, 5.0], Filter::ALL, ());
     /// let mut out = Vec::new();
-    /// world.overlap_into(&Shape::Aabb { half_extents: [1.0, 1.0].into() }, [6.0, 6.0], 1, &mut out);
+    /// world.overlap_into(&Shape::Aabb { half_extents: [1.0, 1.0].into() }, [6.0, 6.0], Layers::ALL, &mut out);
     /// assert_eq!(out, vec![k]);
     /// ```
-    pub fn overlap_into(&self, shape: &Shape, pos: impl Into<Vec2>, mask: u32, out: &mut Vec<Key>) {
+    pub fn overlap_into(
+        &self,
+        shape: &Shape,
+        pos: impl Into<Vec2>,
+        mask: Layers,
+        out: &mut Vec<Key>,
+    ) {
         let pos = pos.into();
         let start = out.len();
         self.visit_overlap(shape, pos, mask, |key, body_shape, body_pos| {
@@ -64,10 +71,10 @@ impl<T> CollisionWorld<T> {
     /// each body: its normal points from the query shape towards the body.
     ///
     /// ```
-    /// use quadrat::{Aabb, CollisionWorld, Shape, Vec2};
+    /// use quadrat::{Aabb, CollisionWorld, Filter, Layers, Shape, Vec2};
     /// let mut world = CollisionWorld::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
-    /// let wall = world.add(Shape::Aabb { half_extents: [1.0, 10.0].into() }, [12.0, 10.0], 1, 1, ());
-    /// let hits = world.overlap_contacts(&Shape::Circle { radius: 2.0 }, [10.0, 10.0], u32::MAX);
+    /// let wall = world.add(Shape::Aabb { half_extents: [1.0, 10.0].into() }, [12.0, 10.0], Filter::ALL, ());
+    /// let hits = world.overlap_contacts(&Shape::Circle { radius: 2.0 }, [10.0, 10.0], Layers::ALL);
     /// assert_eq!(hits.len(), 1);
     /// assert_eq!(hits[0].0, wall);
     /// assert_eq!((hits[0].1.normal, hits[0].1.depth), (Vec2::new(1.0, 0.0), 1.0));
@@ -77,7 +84,7 @@ impl<T> CollisionWorld<T> {
         &self,
         shape: &Shape,
         pos: impl Into<Vec2>,
-        mask: u32,
+        mask: Layers,
     ) -> Vec<(Key, Contact)> {
         let pos = pos.into();
         let mut out = Vec::new();
@@ -96,10 +103,10 @@ impl<T> CollisionWorld<T> {
         &self,
         shape: &Shape,
         pos: Vec2,
-        mask: u32,
+        mask: Layers,
         mut f: impl FnMut(Key, &Shape, Vec2),
     ) {
-        if !body_in_range(shape, pos) || mask == 0 {
+        if !body_in_range(shape, pos) || mask.is_empty() {
             return;
         }
         let area = broad_box(shape, pos);
@@ -116,14 +123,14 @@ impl<T> CollisionWorld<T> {
     /// lies beyond [`WORLD_LIMIT`](crate::WORLD_LIMIT).
     ///
     /// ```
-    /// use quadrat::{Aabb, CollisionWorld, Shape};
+    /// use quadrat::{Aabb, CollisionWorld, Filter, Layers, Shape};
     /// let mut world = CollisionWorld::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
-    /// let ball = world.add(Shape::Circle { radius: 2.0 }, [10.0, 10.0], 1, 1, "ball");
-    /// assert_eq!(world.pick([12.0, 10.0], u32::MAX), vec![ball]); // on the rim
-    /// assert_eq!(world.pick([11.5, 11.5], u32::MAX), vec![]); // in the box, not the disc
+    /// let ball = world.add(Shape::Circle { radius: 2.0 }, [10.0, 10.0], Filter::ALL, "ball");
+    /// assert_eq!(world.pick([12.0, 10.0], Layers::ALL), vec![ball]); // on the rim
+    /// assert_eq!(world.pick([11.5, 11.5], Layers::ALL), vec![]); // in the box, not the disc
     /// ```
     #[must_use]
-    pub fn pick(&self, p: impl Into<Vec2>, mask: u32) -> Vec<Key> {
+    pub fn pick(&self, p: impl Into<Vec2>, mask: Layers) -> Vec<Key> {
         let mut out = Vec::new();
         self.pick_into(p, mask, &mut out);
         out
@@ -133,16 +140,16 @@ impl<T> CollisionWorld<T> {
     /// appended part sorted by key). Allocates only when `out` must grow.
     ///
     /// ```
-    /// use quadrat::{Aabb, CollisionWorld, Shape};
+    /// use quadrat::{Aabb, CollisionWorld, Filter, Layers, Shape};
     /// let mut world = CollisionWorld::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
-    /// let k = world.add(Shape::Point, [5.0, 5.0], 1, 1, ());
+    /// let k = world.add(Shape::Point, [5.0, 5.0], Filter::ALL, ());
     /// let mut out = Vec::new();
-    /// world.pick_into([5.0, 5.0], 1, &mut out);
+    /// world.pick_into([5.0, 5.0], Layers::ALL, &mut out);
     /// assert_eq!(out, vec![k]);
     /// ```
-    pub fn pick_into(&self, p: impl Into<Vec2>, mask: u32, out: &mut Vec<Key>) {
+    pub fn pick_into(&self, p: impl Into<Vec2>, mask: Layers, out: &mut Vec<Key>) {
         let p = p.into();
-        if !p.is_finite() || !point_in_range(p) || mask == 0 {
+        if !p.is_finite() || !point_in_range(p) || mask.is_empty() {
             return;
         }
         let start = out.len();
@@ -167,18 +174,19 @@ impl<T> CollisionWorld<T> {
     /// [`WORLD_LIMIT`](crate::WORLD_LIMIT).
     ///
     /// ```
-    /// use quadrat::{Aabb, CollisionWorld, Shape};
+    /// use quadrat::{Aabb, CollisionWorld, Filter, Layers, Shape};
     /// let mut world = CollisionWorld::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
-    /// let a = world.add(Shape::Circle { radius: 5.0 }, [10.0, 10.0], 1, 1, ());
-    /// let b = world.add(Shape::Point, [20.0, 10.0], 1, 1, ());
-    /// world.add(Shape::Point, [16.0, 10.0], 2, 1, ()); // on another layer
-    /// assert_eq!(world.nearest([17.0, 10.0], 2, 1), vec![(a, 2.0), (b, 3.0)]);
-    /// assert_eq!(world.nearest([17.0, 10.0], 0, 1), vec![]);
+    /// let (ground, sky) = (Layers::bit(0), Layers::bit(1));
+    /// let a = world.add(Shape::Circle { radius: 5.0 }, [10.0, 10.0], Filter::on(ground), ());
+    /// let b = world.add(Shape::Point, [20.0, 10.0], Filter::on(ground), ());
+    /// world.add(Shape::Point, [16.0, 10.0], Filter::on(sky), ()); // on another layer
+    /// assert_eq!(world.nearest([17.0, 10.0], 2, ground), vec![(a, 2.0), (b, 3.0)]);
+    /// assert_eq!(world.nearest([17.0, 10.0], 0, ground), vec![]);
     /// ```
     #[must_use]
-    pub fn nearest(&self, p: impl Into<Vec2>, k: usize, mask: u32) -> Vec<(Key, f32)> {
+    pub fn nearest(&self, p: impl Into<Vec2>, k: usize, mask: Layers) -> Vec<(Key, f32)> {
         let p = p.into();
-        if mask == 0 || !point_in_range(p) {
+        if mask.is_empty() || !point_in_range(p) {
             return Vec::new();
         }
         self.tree.nearest_with(p, k, |key, _, _| {
@@ -202,12 +210,12 @@ impl<T> CollisionWorld<T> {
     /// `max_dist`. `max_dist` may be infinite.
     ///
     /// ```
-    /// use quadrat::{Aabb, CollisionWorld, Ray, Shape, Vec2};
-    /// const ENEMY: u32 = 2;
-    /// const TREE: u32 = 4;
+    /// use quadrat::{Aabb, CollisionWorld, Filter, Layers, Ray, Shape, Vec2};
+    /// const ENEMY: Layers = Layers::bit(1);
+    /// const TREE: Layers = Layers::bit(2);
     /// let mut world = CollisionWorld::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
-    /// let enemy = world.add(Shape::Circle { radius: 1.0 }, [50.0, 10.0], ENEMY, u32::MAX, ());
-    /// let tree = world.add(Shape::Circle { radius: 3.0 }, [30.0, 12.0], TREE, u32::MAX, ());
+    /// let enemy = world.add(Shape::Circle { radius: 1.0 }, [50.0, 10.0], Filter::on(ENEMY), ());
+    /// let tree = world.add(Shape::Circle { radius: 3.0 }, [30.0, 12.0], Filter::on(TREE), ());
     /// let bullet = Ray::new([0.0, 10.0], [1.0, 0.0]);
     /// let (hit, at) = world.raycast(bullet, 1000.0, ENEMY | TREE).unwrap();
     /// assert_eq!(hit, tree); // the tree stands in the way
@@ -218,8 +226,8 @@ impl<T> CollisionWorld<T> {
     /// assert_eq!(world.raycast(Ray::new([0.0, 0.0], [0.0, 0.0]), 1000.0, ENEMY), None);
     /// ```
     #[must_use]
-    pub fn raycast(&self, ray: Ray, max_dist: f32, mask: u32) -> Option<(Key, RayHit)> {
-        if mask == 0 || !point_in_range(ray.origin) {
+    pub fn raycast(&self, ray: Ray, max_dist: f32, mask: Layers) -> Option<(Key, RayHit)> {
+        if mask.is_empty() || !point_in_range(ray.origin) {
             return None;
         }
         let (key, _) = self.tree.raycast_with(ray, max_dist, |key, _, _| {
@@ -233,18 +241,18 @@ impl<T> CollisionWorld<T> {
     /// [`raycast`](CollisionWorld::raycast) would be `None` for every body.
     ///
     /// ```
-    /// use quadrat::{Aabb, CollisionWorld, Ray, Shape};
+    /// use quadrat::{Aabb, CollisionWorld, Filter, Layers, Ray, Shape};
     /// let mut world = CollisionWorld::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
     /// let ball = Shape::Circle { radius: 1.0 };
-    /// let far = world.add(ball, [20.0, 0.0], 1, 1, ());
-    /// let near = world.add(ball, [10.0, 0.0], 1, 1, ());
-    /// let hits = world.raycast_all(Ray::new([0.0, 0.0], [1.0, 0.0]), 100.0, u32::MAX);
+    /// let far = world.add(ball, [20.0, 0.0], Filter::ALL, ());
+    /// let near = world.add(ball, [10.0, 0.0], Filter::ALL, ());
+    /// let hits = world.raycast_all(Ray::new([0.0, 0.0], [1.0, 0.0]), 100.0, Layers::ALL);
     /// let found: Vec<_> = hits.iter().map(|(k, h)| (*k, h.dist)).collect();
     /// assert_eq!(found, vec![(near, 9.0), (far, 19.0)]);
     /// ```
     #[must_use]
-    pub fn raycast_all(&self, ray: Ray, max_dist: f32, mask: u32) -> Vec<(Key, RayHit)> {
-        if mask == 0 || !point_in_range(ray.origin) {
+    pub fn raycast_all(&self, ray: Ray, max_dist: f32, mask: Layers) -> Vec<(Key, RayHit)> {
+        if mask.is_empty() || !point_in_range(ray.origin) {
             return Vec::new();
         }
         let found = self.tree.raycast_all_with(ray, max_dist, |key, _, _| {
@@ -261,7 +269,7 @@ impl<T> CollisionWorld<T> {
     /// The exact hit of `ray` on the body of live key `key`, if it is on a
     /// layer of `mask`.
     #[inline]
-    fn exact_hit(&self, key: Key, ray: Ray, max_dist: f32, mask: u32) -> Option<RayHit> {
+    fn exact_hit(&self, key: Key, ray: Ray, max_dist: f32, mask: Layers) -> Option<RayHit> {
         if !self.on(key, mask) {
             return None;
         }

@@ -17,11 +17,11 @@ const FULL_PASS: usize = 8;
 /// from `a` towards `b`.
 ///
 /// ```
-/// use quadrat::{Aabb, CollisionWorld, ContactPair, Shape, Vec2};
+/// use quadrat::{Aabb, CollisionWorld, ContactPair, Filter, Shape, Vec2};
 /// let mut world = CollisionWorld::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
 /// let ball = Shape::Circle { radius: 1.0 };
-/// let a = world.add(ball, [10.0, 10.0], 1, 1, ());
-/// let b = world.add(ball, [10.0, 11.5], 1, 1, ());
+/// let a = world.add(ball, [10.0, 10.0], Filter::ALL, ());
+/// let b = world.add(ball, [10.0, 11.5], Filter::ALL, ());
 /// let pair: ContactPair = world.step().contacts[0];
 /// assert_eq!((pair.a, pair.b), (a, b));
 /// assert_eq!(pair.contact.normal, Vec2::new(0.0, 1.0));
@@ -52,11 +52,11 @@ impl ContactPair {
 /// every list sorted by key pair, each pair with `a < b`.
 ///
 /// ```
-/// use quadrat::{Aabb, CollisionWorld, Shape};
+/// use quadrat::{Aabb, CollisionWorld, Filter, Shape};
 /// let mut world = CollisionWorld::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
 /// let box_ = Shape::Aabb { half_extents: [1.0, 1.0].into() };
-/// let a = world.add(box_, [10.0, 10.0], 1, 1, ());
-/// let b = world.add(box_, [12.0, 10.0], 1, 1, ()); // edges touch
+/// let a = world.add(box_, [10.0, 10.0], Filter::ALL, ());
+/// let b = world.add(box_, [12.0, 10.0], Filter::ALL, ()); // edges touch
 /// let events = world.step();
 /// assert_eq!(events.contacts.len(), 1);
 /// assert_eq!(events.began.len(), 1);
@@ -183,8 +183,8 @@ impl<T> CollisionWorld<T> {
     ///
     /// The cost follows what changed since the last step: bodies added,
     /// moved, reshaped, re-layered or removed (a `set_position` to where a
-    /// body already is, or a layer or mask set to its current value, is no
-    /// change). A body that never changes costs nothing per step, and a pair
+    /// body already is, or a filter, layer or mask set to its current
+    /// value, is no change). A body that never changes costs nothing per step, and a pair
     /// of two unchanged bodies is carried over from the last step as it
     /// was, neither found nor tested again.
     ///
@@ -216,14 +216,16 @@ impl<T> CollisionWorld<T> {
     /// grown to the working size.
     ///
     /// ```
-    /// use quadrat::{Aabb, CollisionWorld, Shape};
-    /// const PLAYER: u32 = 1;
-    /// const WALL: u32 = 2;
+    /// use quadrat::{Aabb, CollisionWorld, Filter, Layers, Shape};
+    /// const PLAYER: Layers = Layers::bit(0);
+    /// const WALL: Layers = Layers::bit(1);
     /// let mut world = CollisionWorld::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
     /// let wall = Shape::Aabb { half_extents: [1.0, 10.0].into() };
-    /// let w1 = world.add(wall, [10.0, 10.0], WALL, PLAYER, "wall");
-    /// let _w2 = world.add(wall, [11.0, 10.0], WALL, PLAYER, "wall"); // walls ignore walls
-    /// let p = world.add(Shape::Circle { radius: 1.0 }, [8.5, 10.0], PLAYER, WALL, "player");
+    /// let walls = Filter::on(WALL).colliding_with(PLAYER);
+    /// let w1 = world.add(wall, [10.0, 10.0], walls, "wall");
+    /// let _w2 = world.add(wall, [11.0, 10.0], walls, "wall"); // walls ignore walls
+    /// let player = Filter::on(PLAYER).colliding_with(WALL);
+    /// let p = world.add(Shape::Circle { radius: 1.0 }, [8.5, 10.0], player, "player");
     /// let events = world.step();
     /// assert_eq!(events.contacts.len(), 1);
     /// assert_eq!(events.contacts[0].keys(), (w1, p));
@@ -383,10 +385,10 @@ impl<T> CollisionWorld<T> {
     /// reflected until the next step.
     ///
     /// ```
-    /// use quadrat::{Aabb, CollisionWorld, Shape};
+    /// use quadrat::{Aabb, CollisionWorld, Filter, Shape};
     /// let mut world = CollisionWorld::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
-    /// world.add(Shape::Point, [1.0, 1.0], 1, 1, ());
-    /// world.add(Shape::Point, [1.0, 1.0], 1, 1, ());
+    /// world.add(Shape::Point, [1.0, 1.0], Filter::ALL, ());
+    /// world.add(Shape::Point, [1.0, 1.0], Filter::ALL, ());
     /// assert!(world.events().contacts.is_empty());
     /// world.step();
     /// assert_eq!(world.events().contacts.len(), 1);

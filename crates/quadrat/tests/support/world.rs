@@ -3,16 +3,24 @@
 //! with the layer rule, and whose queries test every body. [`Harness::apply`]
 //! runs one [`Op`] on both and checks what the world returned;
 //! [`check_bodies`], [`check_queries`] and [`check_step`] compare the rest.
+//! The batch operations (`add_many`, `set_positions`) are also checked
+//! against the same calls made one by one on a copy of the world: the same
+//! keys, and the same next step, counts and all; refused batches and
+//! batches whose iterator panics must leave the world exactly as it was,
+//! down to the key of the next body added.
 //! Shared by the world tests (`tests/world.rs`) and the `world_ops` fuzz
 //! target, which include this file by path.
 
 #![allow(dead_code, unreachable_pub)]
 
+use std::cell::Cell;
 use std::collections::HashSet;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Once;
 
 use quadrat::{
-    Aabb, Body, CollisionWorld, Config, Contact, ContactPair, Error, Key, Ray, RayHit, Shape, Vec2,
-    WORLD_LIMIT,
+    Aabb, Body, CollisionWorld, Config, Contact, ContactPair, Error, Events, Filter, Key, Layers,
+    Ray, RayHit, Shape, Vec2, WORLD_LIMIT,
 };
 
 macro_rules! ensure {
@@ -36,7 +44,13 @@ macro_rules! ensure_eq {
 /// count; an index with no body to pick does nothing.
 #[derive(Clone, Debug)]
 pub enum Op {
-    Add(Shape, Vec2, u32, u32),
+    Add(Shape, Vec2, Filter),
+    /// `add_many` of valid bodies: the keys a loop of `add` gives.
+    AddMany(Vec<(Shape, Vec2, Filter)>),
+    /// `try_add_many` of any bodies: accepted, or refused at the first
+    /// invalid one with the error [`expected`] names, and nothing changed
+    /// (not even the next key).
+    TryAddMany(Vec<(Shape, Vec2, Filter)>),
     /// A circle placed exactly touching body `i` (if it is round) along
     /// direction `angle` with radius `r`, moved by `ulps` units in the last
     /// place along `x`.
@@ -47,15 +61,33 @@ pub enum Op {
     Move(usize, Vec2),
     Nudge(usize, f32, f32),
     Reshape(usize, Shape),
-    SetLayer(usize, u32),
-    SetMask(usize, u32),
+    SetLayer(usize, Layers),
+    SetMask(usize, Layers),
+    SetFilter(usize, Filter),
+    /// `set_positions` with valid positions: the same bodies, count and
+    /// next step as a loop of `set_position`.
+    SetPositions(Vec<Move>),
+    /// `try_set_positions` with any positions: refused at the first
+    /// invalid one (stale key or not) with nothing changed, or as above.
+    TrySetPositions(Vec<Move>),
+    /// `try_add_many` of any bodies from an iterator that panics when asked
+    /// for body `at` (modulo the count plus one: `at == len` panics after
+    /// the last body). Refused at an invalid body before `at` (reading
+    /// stops there), otherwise the panic reaches the caller; either way
+    /// nothing changes.
+    AddManyPanicking(Vec<(Shape, Vec2, Filter)>, usize),
+    /// `try_set_positions` of any moves from an iterator that panics when
+    /// asked for move `at` (as above): the batch is read in full before
+    /// anything is checked, so the panic always reaches the caller, and
+    /// nothing changes.
+    SetPositionsPanicking(Vec<Move>, usize),
     /// A non-finite position (which one by `b % 4`), then a negative radius.
     BadAdd(u8),
     BadMove(usize, u8),
     BadShape(usize),
     /// `try_add` with any shape and position, valid or not: accepted, or
     /// refused with the error [`expected`] names and nothing changed.
-    TryAdd(Shape, Vec2, u32, u32),
+    TryAdd(Shape, Vec2, Filter),
     /// `try_set_position` with any position.
     TryMove(usize, Vec2),
     /// `try_set_shape` with any shape.
@@ -64,13 +96,28 @@ pub enum Op {
     Clear,
 }
 
+/// One move of a batch. Indices pick among the live (or removed) bodies
+/// as they were when the batch began, modulo the count; a move with none
+/// to pick is left out.
+#[derive(Clone, Copy, Debug)]
+pub enum Move {
+    /// A live body to a position.
+    To(usize, Vec2),
+    /// A live body by a step from where it is (where the batch found it).
+    By(usize, f32, f32),
+    /// A live body to where it already is: no move.
+    Stay(usize),
+    /// A removed body's key: skipped (its position is still checked).
+    Stale(usize, Vec2),
+}
+
 /// What to ask after an operation.
 #[derive(Clone, Debug)]
 pub struct Probe {
     pub shape: Shape,
     pub pos: Vec2,
     pub point: Vec2,
-    pub mask: u32,
+    pub mask: Layers,
     pub k: usize,
     pub ray: Ray,
     pub max_dist: f32,
@@ -94,7 +141,9 @@ pub fn brute_contacts(live: &[(Key, Body, u32)]) -> Vec<ContactPair> {
     let mut out = Vec::new();
     for (i, (ka, a, _)) in sorted.iter().enumerate() {
         for (kb, b, _) in &sorted[i + 1..] {
-            let rule = (a.layer & b.mask) != 0 && (b.layer & a.mask) != 0;
+            let (fa, fb) = (a.filter, b.filter);
+            let rule =
+                (fa.layer.bits() & fb.mask.bits()) != 0 && (fb.layer.bits() & fa.mask.bits()) != 0;
             if !rule {
                 continue;
             }
@@ -133,8 +182,10 @@ impl Model {
     }
 
     /// The live bodies on a layer of `mask`.
-    pub fn on(&self, mask: u32) -> impl Iterator<Item = &(Key, Body, u32)> {
-        self.live.iter().filter(move |e| e.1.layer & mask != 0)
+    pub fn on(&self, mask: Layers) -> impl Iterator<Item = &(Key, Body, u32)> {
+        self.live
+            .iter()
+            .filter(move |e| e.1.filter.layer.bits() & mask.bits() != 0)
     }
 
     /// A live body's index, `i` modulo the count.
@@ -247,15 +298,22 @@ impl Harness {
         }
     }
 
-    fn added(&mut self, k: Key, shape: Shape, position: Vec2, layer: u32, mask: u32) {
+    fn added(&mut self, k: Key, shape: Shape, position: Vec2, filter: Filter) {
         let body = Body {
             shape,
             position,
-            layer,
-            mask,
+            filter,
         };
         self.model.live.push((k, body, self.next));
         self.next += 1;
+    }
+
+    /// A batch of bodies with the values they get when added.
+    fn items(&self, bodies: &[(Shape, Vec2, Filter)]) -> Vec<(Shape, Vec2, Filter, u32)> {
+        (self.next..)
+            .zip(bodies)
+            .map(|(v, &(s, p, f))| (s, p, f, v))
+            .collect()
     }
 
     /// Runs one operation on the world and the model, checking what the
@@ -264,9 +322,63 @@ impl Harness {
     pub fn apply(&mut self, op: &Op) -> Result<(), String> {
         let (world, model) = (&mut self.world, &mut self.model);
         match *op {
-            Op::Add(shape, pos, layer, mask) => {
-                let k = world.add(shape, pos, layer, mask, self.next);
-                self.added(k, shape, pos, layer, mask);
+            Op::Add(shape, pos, filter) => {
+                let k = world.add(shape, pos, filter, self.next);
+                self.added(k, shape, pos, filter);
+            }
+            Op::AddMany(ref bodies) => {
+                let items = self.items(bodies);
+                let mut twin = self.world.clone();
+                let one_by_one: Vec<Key> = items
+                    .iter()
+                    .map(|&(s, p, f, v)| twin.add(s, p, f, v))
+                    .collect();
+                let keys = self.world.add_many(items);
+                ensure_eq!(keys, one_by_one, "add_many: keys against a loop of add");
+                same_next_step(&mut twin, &self.world, "add_many")?;
+                for (&k, &(s, p, f)) in keys.iter().zip(bodies) {
+                    self.added(k, s, p, f);
+                }
+            }
+            Op::TryAddMany(ref bodies) => {
+                let refusal =
+                    bodies
+                        .iter()
+                        .enumerate()
+                        .find_map(|(i, (s, p, _))| match expected(s, *p) {
+                            Expect::Accept => None,
+                            Expect::Refuse(e) => Some((i, e)),
+                        });
+                let items = self.items(bodies);
+                let twin = self.world.clone();
+                let got = self.world.try_add_many(items.clone());
+                match (got, refusal) {
+                    (Ok(keys), None) => {
+                        let mut twin = twin;
+                        let one_by_one: Vec<Key> = items
+                            .into_iter()
+                            .map(|(s, p, f, v)| twin.add(s, p, f, v))
+                            .collect();
+                        ensure_eq!(keys, one_by_one, "try_add_many: keys against a loop of add");
+                        same_next_step(&mut twin, &self.world, "try_add_many")?;
+                        for (&k, &(s, p, f)) in keys.iter().zip(bodies) {
+                            self.added(k, s, p, f);
+                        }
+                    }
+                    (Err((i, e)), Some((j, expect))) => {
+                        ensure_eq!(
+                            (i, e.to_string()),
+                            (j, expect.to_string()),
+                            "try_add_many refused"
+                        );
+                        unchanged(twin, &self.world, "try_add_many refused")?;
+                    }
+                    (got, refusal) => {
+                        return Err(format!(
+                            "try_add_many of {bodies:?}: expected {refusal:?}, got {got:?}"
+                        ));
+                    }
+                }
             }
             Op::AddTouching(i, angle, r, ulps) => {
                 let Some(i) = model.pick(i) else {
@@ -286,8 +398,9 @@ impl Harness {
                     // Touching a body at the edge of the range, beyond it.
                     return Ok(());
                 }
-                let k = world.add(shape, p, 1, u32::MAX, self.next);
-                self.added(k, shape, p, 1, u32::MAX);
+                let filter = Filter::on(Layers::bit(0));
+                let k = world.add(shape, p, filter, self.next);
+                self.added(k, shape, p, filter);
             }
             Op::Remove(i) => {
                 let Some(i) = model.pick(i) else {
@@ -311,8 +424,15 @@ impl Harness {
                     !world.set_shape(k, Shape::Point),
                     "set_shape of stale {k:?}"
                 );
-                ensure!(!world.set_layer(k, 1), "set_layer of stale {k:?}");
-                ensure!(!world.set_mask(k, 1), "set_mask of stale {k:?}");
+                ensure!(!world.set_layer(k, Layers::ALL), "set_layer of stale {k:?}");
+                ensure!(!world.set_mask(k, Layers::ALL), "set_mask of stale {k:?}");
+                ensure!(
+                    !world.set_filter(k, Filter::ALL),
+                    "set_filter of stale {k:?}"
+                );
+                ensure_eq!(world.filter(k), None, "filter of stale {k:?}");
+                ensure_eq!(world.layer(k), None, "layer of stale {k:?}");
+                ensure_eq!(world.mask(k), None, "mask of stale {k:?}");
                 ensure_eq!(
                     world.try_set_position(k, [1.0, 1.0]),
                     Err(Error::StaleKey),
@@ -351,23 +471,121 @@ impl Harness {
                     return Ok(());
                 };
                 ensure!(world.set_layer(model.live[i].0, l), "set_layer");
-                model.live[i].1.layer = l;
+                model.live[i].1.filter.layer = l;
             }
             Op::SetMask(i, m) => {
                 let Some(i) = model.pick(i) else {
                     return Ok(());
                 };
                 ensure!(world.set_mask(model.live[i].0, m), "set_mask");
-                model.live[i].1.mask = m;
+                model.live[i].1.filter.mask = m;
+            }
+            Op::SetFilter(i, f) => {
+                let Some(i) = model.pick(i) else {
+                    return Ok(());
+                };
+                ensure!(world.set_filter(model.live[i].0, f), "set_filter");
+                model.live[i].1.filter = f;
+            }
+            Op::SetPositions(ref moves) => {
+                let batch = resolve_moves(model, moves);
+                let mut twin = self.world.clone();
+                let mut live = 0;
+                for &(k, p) in &batch {
+                    live += usize::from(twin.set_position(k, p));
+                }
+                let got = self.world.set_positions(batch.iter().copied());
+                ensure_eq!(got, live, "set_positions: live keys");
+                same_next_step(&mut twin, &self.world, "set_positions")?;
+                apply_moves(&mut self.model, &batch);
+            }
+            Op::TrySetPositions(ref moves) => {
+                let batch = resolve_moves(model, moves);
+                let refusal = batch.iter().enumerate().find_map(|(i, (_, p))| {
+                    match expected(&Shape::Point, *p) {
+                        Expect::Accept => None,
+                        Expect::Refuse(e) => Some((i, e)),
+                    }
+                });
+                let twin = self.world.clone();
+                let got = self.world.try_set_positions(batch.iter().copied());
+                match (got, refusal) {
+                    (Ok(n), None) => {
+                        let mut twin = twin;
+                        let mut live = 0;
+                        for &(k, p) in &batch {
+                            live += usize::from(twin.set_position(k, p));
+                        }
+                        ensure_eq!(n, live, "try_set_positions: live keys");
+                        same_next_step(&mut twin, &self.world, "try_set_positions")?;
+                        apply_moves(&mut self.model, &batch);
+                    }
+                    (Err((i, e)), Some((j, expect))) => {
+                        ensure_eq!(
+                            (i, e.to_string()),
+                            (j, expect.to_string()),
+                            "try_set_positions refused"
+                        );
+                        unchanged(twin, &self.world, "try_set_positions refused")?;
+                    }
+                    (got, refusal) => {
+                        return Err(format!(
+                            "try_set_positions of {batch:?}: expected {refusal:?}, got {got:?}"
+                        ));
+                    }
+                }
+            }
+            Op::AddManyPanicking(ref bodies, at) => {
+                let items = self.items(bodies);
+                let at = at % (items.len() + 1);
+                let refusal = bodies[..at].iter().enumerate().find_map(|(i, (s, p, _))| {
+                    match expected(s, *p) {
+                        Expect::Accept => None,
+                        Expect::Refuse(e) => Some((i, e)),
+                    }
+                });
+                let before = self.world.clone();
+                let world = &mut self.world;
+                let got = catch_expected(|| world.try_add_many(panicking(&items, at)));
+                let what = format!("try_add_many panicking at {at} of {}", items.len());
+                match (got, refusal) {
+                    (Err(_), None) => {}
+                    (Ok(Err((i, e))), Some((j, expect))) => {
+                        ensure_eq!(
+                            (i, e.to_string()),
+                            (j, expect.to_string()),
+                            "{what}: refused"
+                        );
+                    }
+                    (Ok(got), refusal) => {
+                        return Err(format!("{what}: expected {refusal:?}, got {got:?}"));
+                    }
+                    (Err(_), Some(refusal)) => {
+                        return Err(format!(
+                            "{what}: read past the invalid body {refusal:?} into the panic"
+                        ));
+                    }
+                }
+                unchanged(before, &self.world, &what)?;
+            }
+            Op::SetPositionsPanicking(ref moves, at) => {
+                let batch = resolve_moves(model, moves);
+                let at = at % (batch.len() + 1);
+                let before = self.world.clone();
+                let world = &mut self.world;
+                let got = catch_expected(|| world.try_set_positions(panicking(&batch, at)));
+                let what = format!("try_set_positions panicking at {at} of {}", batch.len());
+                ensure!(got.is_err(), "{what}: returned {got:?}");
+                unchanged(before, &self.world, &what)?;
             }
             Op::BadAdd(b) => {
                 let (p, msg) = bad_pos(b);
-                let err = world.try_add(Shape::Point, p, 1, 1, 0).unwrap_err();
+                let err = world.try_add(Shape::Point, p, Filter::ALL, 0).unwrap_err();
                 ensure_eq!(err.to_string(), msg, "try_add at {p:?}");
                 let bad = Shape::Circle {
                     radius: -1.0 - f32::from(b),
                 };
-                match world.try_add(bad, [1.0, 1.0], 1, 1, 0) {
+                match world.try_add(bad, [1.0, 1.0], Filter::ALL, 0) {
                     Err(Error::Negative {
                         field: "radius", ..
                     }) => {}
@@ -400,15 +618,15 @@ impl Harness {
                     "try_set_shape to {bad:?}"
                 );
             }
-            Op::TryAdd(shape, pos, layer, mask) => {
+            Op::TryAdd(shape, pos, filter) => {
                 let expect = expected(&shape, pos);
                 let len = world.len();
-                let got = world.try_add(shape, pos, layer, mask, self.next);
+                let got = world.try_add(shape, pos, filter, self.next);
                 let what = format!("try_add({shape:?}, {pos:?})");
                 match got {
                     Ok(k) => {
                         judge(&expect, &Ok(()), &what)?;
-                        self.added(k, shape, pos, layer, mask);
+                        self.added(k, shape, pos, filter);
                     }
                     Err(e) => {
                         judge(&expect, &Err(e), &what)?;
@@ -453,6 +671,114 @@ impl Harness {
     }
 }
 
+/// An iterator over clones of `items` that panics when asked for item
+/// `at` (after the last one when `at == items.len()`).
+pub fn panicking<T: Clone>(items: &[T], at: usize) -> impl Iterator<Item = T> + '_ {
+    (0..=items.len()).map_while(move |i| {
+        assert!(i != at, "the caller's iterator panics at item {at}");
+        items.get(i).cloned()
+    })
+}
+
+thread_local! {
+    /// Set while [`catch_expected`] runs: the panic hook stays silent.
+    static EXPECTING_PANIC: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f`, catching its panic, which is expected: the panic hook says
+/// nothing about it (libFuzzer's would abort the process), while every
+/// other panic still reaches the hook that was installed before.
+pub fn catch_expected<R>(f: impl FnOnce() -> R) -> std::thread::Result<R> {
+    static HOOK: Once = Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !EXPECTING_PANIC.with(Cell::get) {
+                previous(info);
+            }
+        }));
+    });
+    EXPECTING_PANIC.with(|e| e.set(true));
+    let got = catch_unwind(AssertUnwindSafe(f));
+    EXPECTING_PANIC.with(|e| e.set(false));
+    got
+}
+
+/// The moves of a batch with keys and positions, picked from the model
+/// as it is before the batch.
+pub fn resolve_moves(model: &Model, moves: &[Move]) -> Vec<(Key, Vec2)> {
+    moves
+        .iter()
+        .filter_map(|m| match *m {
+            Move::To(i, p) => model.pick(i).map(|i| (model.live[i].0, p)),
+            Move::By(i, dx, dy) => model.pick(i).map(|i| {
+                let b = &model.live[i];
+                (b.0, b.1.position + Vec2::new(dx, dy))
+            }),
+            Move::Stay(i) => model
+                .pick(i)
+                .map(|i| (model.live[i].0, model.live[i].1.position)),
+            Move::Stale(i, p) => {
+                (!model.dead.is_empty()).then(|| (model.dead[i % model.dead.len()], p))
+            }
+        })
+        .collect()
+}
+
+/// The moves of an accepted batch, in order, on the model: stale keys
+/// skipped, the last move of a key wins.
+fn apply_moves(model: &mut Model, batch: &[(Key, Vec2)]) {
+    for &(k, p) in batch {
+        if let Some(e) = model.live.iter_mut().find(|e| e.0 == k) {
+            e.1.position = p;
+        }
+    }
+}
+
+/// The results of a step, with the counts, as one comparable value.
+fn summary(e: &Events<'_>) -> String {
+    format!("{e:?}")
+}
+
+/// `twin`, which made one by one what `world` made in one batch, must
+/// give the same next step: contacts, began, ended, and the counts (the
+/// same bodies changed, the same pairs examined). Steps a copy of
+/// `world`, so the harness's world is left as it is.
+pub fn same_next_step(
+    twin: &mut CollisionWorld<u32>,
+    world: &CollisionWorld<u32>,
+    what: &str,
+) -> Result<(), String> {
+    let mut copy = world.clone();
+    ensure_eq!(
+        summary(&copy.step()),
+        summary(&twin.step()),
+        "{what}: the next step against the same calls one by one"
+    );
+    Ok(())
+}
+
+/// A refused batch leaves `world` as `before` was: the same bodies, the
+/// same next step, and the same key for the next body added.
+fn unchanged(
+    mut before: CollisionWorld<u32>,
+    world: &CollisionWorld<u32>,
+    what: &str,
+) -> Result<(), String> {
+    let bodies = |w: &CollisionWorld<u32>| -> Vec<(Key, Body, u32)> {
+        w.iter().map(|(k, b, v)| (k, b, *v)).collect()
+    };
+    ensure_eq!(bodies(world), bodies(&before), "{what}: bodies");
+    let mut copy = world.clone();
+    let next = copy.add(Shape::Point, [0.0, 0.0], Filter::ALL, u32::MAX);
+    ensure_eq!(
+        next,
+        before.add(Shape::Point, [0.0, 0.0], Filter::ALL, u32::MAX),
+        "{what}: the next key"
+    );
+    same_next_step(&mut before, &copy, what)
+}
+
 /// One step of the world and of the model: the contacts, the pairs that
 /// began and ended, in the same order; and `events()` repeating them.
 pub fn check_step(world: &mut CollisionWorld<u32>, model: &mut Model) -> Result<(), String> {
@@ -490,7 +816,7 @@ pub fn check_queries(world: &CollisionWorld<u32>, model: &Model, p: &Probe) -> R
     ensure_eq!(
         world.overlap_contacts(&p.shape, p.pos, p.mask),
         expect,
-        "overlap_contacts({:?}, {:?}, {:#x})",
+        "overlap_contacts({:?}, {:?}, {:?})",
         p.shape,
         p.pos,
         p.mask
@@ -499,7 +825,7 @@ pub fn check_queries(world: &CollisionWorld<u32>, model: &Model, p: &Probe) -> R
     ensure_eq!(
         world.overlap(&p.shape, p.pos, p.mask),
         keys,
-        "overlap({:?}, {:?}, {:#x})",
+        "overlap({:?}, {:?}, {:?})",
         p.shape,
         p.pos,
         p.mask
@@ -516,7 +842,7 @@ pub fn check_queries(world: &CollisionWorld<u32>, model: &Model, p: &Probe) -> R
     ensure_eq!(
         world.pick(p.point, p.mask),
         expect,
-        "pick({:?}, {:#x})",
+        "pick({:?}, {:?})",
         p.point,
         p.mask
     );
@@ -536,7 +862,7 @@ pub fn check_queries(world: &CollisionWorld<u32>, model: &Model, p: &Probe) -> R
     ensure_eq!(
         world.nearest(p.point, p.k, p.mask),
         by_dist,
-        "nearest({:?}, {}, {:#x})",
+        "nearest({:?}, {}, {:?})",
         p.point,
         p.k,
         p.mask
@@ -556,7 +882,7 @@ pub fn check_queries(world: &CollisionWorld<u32>, model: &Model, p: &Probe) -> R
     ensure_eq!(
         world.raycast(p.ray, p.max_dist, p.mask),
         hits.first().copied(),
-        "raycast({:?}, {}, {:#x})",
+        "raycast({:?}, {}, {:?})",
         p.ray,
         p.max_dist,
         p.mask
@@ -564,7 +890,7 @@ pub fn check_queries(world: &CollisionWorld<u32>, model: &Model, p: &Probe) -> R
     ensure_eq!(
         world.raycast_all(p.ray, p.max_dist, p.mask),
         hits,
-        "raycast_all({:?}, {}, {:#x})",
+        "raycast_all({:?}, {}, {:?})",
         p.ray,
         p.max_dist,
         p.mask
