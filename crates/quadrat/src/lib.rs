@@ -90,7 +90,7 @@
 //! | `glam-0_27`, `glam-0_29`, `glam-0_30`, `glam-0_32`, `glam-0_33`, `glam-0_34` | `From` conversions both ways between [`Vec2`] and `glam::Vec2` of that glam version (table below) |
 //! | `glam` | the newest of these, `glam-0_34` |
 //! | `mint` | conversions between [`Vec2`] and `mint::Point2` / `mint::Vector2` |
-//! | `serde` | `Serialize` / `Deserialize` for the geometry types, [`Shape`], [`Key`], [`Config`], [`QuadTree`] snapshots, [`Body`], [`Filter`], [`Layers`] and [`ContactPair`] |
+//! | `serde` | `Serialize` / `Deserialize` for the geometry types, [`Shape`], [`Key`], [`Config`], [`Body`], [`Filter`], [`Layers`] and [`ContactPair`]; snapshots of whole [`QuadTree`]s and [`CollisionWorld`]s that restore exactly |
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]

@@ -97,10 +97,10 @@ pub struct Events<'a> {
 /// The last step's results, and the buffers the next one reuses.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct StepBuffers {
-    contacts: Vec<ContactPair>,
+    pub(crate) contacts: Vec<ContactPair>,
     previous: Vec<ContactPair>,
-    began: Vec<ContactPair>,
-    ended: Vec<(Key, Key)>,
+    pub(crate) began: Vec<ContactPair>,
+    pub(crate) ended: Vec<(Key, Key)>,
     /// The pairs that passed the broad phase and the layer filter, and the
     /// scratch space of their sort: a buffer and a counter per slot.
     pairs: Vec<(Key, Key)>,
@@ -118,10 +118,10 @@ pub(crate) struct StepBuffers {
     /// The changed slots as `node << 32 | slot`, sorted.
     order: Vec<u64>,
     found: Vec<(Key, crate::geom::Aabb)>,
-    candidates: usize,
-    exact_tests: usize,
-    changed: usize,
-    full_pass: bool,
+    pub(crate) candidates: usize,
+    pub(crate) exact_tests: usize,
+    pub(crate) changed: usize,
+    pub(crate) full_pass: bool,
 }
 
 #[inline]

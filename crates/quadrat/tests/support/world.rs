@@ -298,6 +298,17 @@ impl Harness {
         }
     }
 
+    /// A second harness over `world` (a restored copy of this one's world),
+    /// with a copy of the model: from here on, both must agree.
+    #[allow(dead_code)]
+    pub fn fork(&self, world: CollisionWorld<u32>) -> Harness {
+        Harness {
+            world,
+            model: self.model.clone(),
+            next: self.next,
+        }
+    }
+
     fn added(&mut self, k: Key, shape: Shape, position: Vec2, filter: Filter) {
         let body = Body {
             shape,
