@@ -5,6 +5,8 @@
 //!
 //! `cargo run --release -p quadrat --example game_loop`
 
+mod common;
+use common::Rng;
 use quadrat::{Aabb, CollisionWorld, Filter, QuadTree, Shape, Vec2};
 use std::time::Instant;
 
@@ -147,21 +149,5 @@ fn step(balls: &mut [Ball], world: Aabb) {
         if b.pos.y < world.min.y || b.pos.y > world.max.y {
             b.vel.y = -b.vel.y;
         }
-    }
-}
-
-/// A small seeded random generator (SplitMix64): the same numbers on every
-/// run, with no dependency.
-struct Rng(u64);
-
-impl Rng {
-    /// Uniform in `[lo, hi)`.
-    fn range(&mut self, lo: f32, hi: f32) -> f32 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        lo + (hi - lo) * ((z >> 40) as f32 / (1u64 << 24) as f32)
     }
 }
