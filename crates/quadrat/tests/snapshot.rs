@@ -222,20 +222,9 @@ fn damaged_snapshots_are_refused_or_harmless() {
     for (i, path) in paths.iter().enumerate() {
         for m in 0..3 {
             let mut v = value.clone();
-            let n = at(&mut v, path);
-            let old = n.as_u64().unwrap_or(0);
-            let new = match (i + m) % 6 {
-                0 => 0,
-                1 => 1,
-                2 => u64::from(u32::MAX),
-                3 => old + 1,
-                4 => old.saturating_sub(1),
-                _ => rng.next_u64() % 1000,
-            };
-            if new == old {
+            let Some(new) = damage(at(&mut v, path), i + m, &mut rng) else {
                 continue;
-            }
-            *n = serde_json::Value::from(new);
+            };
             let restored = catch_unwind(AssertUnwindSafe(|| {
                 serde_json::from_value::<QuadTree<u32>>(v)
             }))
@@ -359,35 +348,8 @@ fn damaged_world_snapshots_are_refused_or_harmless() {
     for (i, path) in paths.iter().enumerate() {
         for m in 0..3 {
             let mut v = value.clone();
-            let n = at(&mut v, path);
-            let new = if n.is_f64() {
-                let old = n.as_f64().unwrap();
-                let new = match (i + m) % 4 {
-                    0 => 0.0,
-                    1 => old + 0.5,
-                    2 => -old,
-                    _ => 1e30,
-                };
-                if new == old {
-                    continue;
-                }
-                *n = serde_json::Value::from(new);
-                new.to_string()
-            } else {
-                let old = n.as_u64().unwrap_or(0);
-                let new = match (i + m) % 6 {
-                    0 => 0,
-                    1 => 1,
-                    2 => u64::from(u32::MAX),
-                    3 => old + 1,
-                    4 => old.saturating_sub(1),
-                    _ => rng.next_u64() % 1000,
-                };
-                if new == old {
-                    continue;
-                }
-                *n = serde_json::Value::from(new);
-                new.to_string()
+            let Some(new) = damage(at(&mut v, path), i + m, &mut rng) else {
+                continue;
             };
             let restored = catch_unwind(AssertUnwindSafe(|| {
                 serde_json::from_value::<CollisionWorld<u32>>(v)
@@ -435,6 +397,35 @@ fn damaged_world_snapshots_are_refused_or_harmless() {
         refused > 0 && accepted > 0,
         "refused {refused}, accepted {accepted}"
     );
+}
+
+/// Changes one number of a snapshot, the `choice`-th way of those for its
+/// kind: a float to 0, up by a half, negated or 1e30; an integer to 0, 1,
+/// `u32::MAX`, one up or down, or a random small value. Returns the new
+/// value as text, or `None` when the change would change nothing.
+fn damage(n: &mut serde_json::Value, choice: usize, rng: &mut Rng) -> Option<String> {
+    if n.is_f64() {
+        let old = n.as_f64().unwrap();
+        let new = match choice % 4 {
+            0 => 0.0,
+            1 => old + 0.5,
+            2 => -old,
+            _ => 1e30,
+        };
+        *n = serde_json::Value::from(new);
+        return (new != old).then(|| new.to_string());
+    }
+    let old = n.as_u64().unwrap_or(0);
+    let new = match choice % 6 {
+        0 => 0,
+        1 => 1,
+        2 => u64::from(u32::MAX),
+        3 => old + 1,
+        4 => old.saturating_sub(1),
+        _ => rng.next_u64() % 1000,
+    };
+    *n = serde_json::Value::from(new);
+    (new != old).then(|| new.to_string())
 }
 
 fn numbers(v: &serde_json::Value, path: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
