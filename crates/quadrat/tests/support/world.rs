@@ -8,8 +8,9 @@
 //! keys, and the same next step, counts and all; refused batches and
 //! batches whose iterator panics must leave the world exactly as it was,
 //! down to the key of the next body added.
-//! Shared by the world tests (`tests/world.rs`) and the `world_ops` fuzz
-//! target, which include this file by path.
+//! Shared by the world tests (`tests/suite/world.rs`, `resting.rs`,
+//! `snapshot.rs`) and the `world_ops` and `world_batch` fuzz targets, which
+//! include this file by path.
 
 #![allow(dead_code, unreachable_pub)]
 

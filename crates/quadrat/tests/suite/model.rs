@@ -2,11 +2,9 @@
 //! against a plain `Vec` with brute-force answers; after every step the
 //! invariants hold and every answer matches the model's exactly.
 
-mod support;
-
+use crate::support::tree::{Harness, Op, Probe};
 use proptest::prelude::*;
 use quadrat::{Aabb, Circle, Config, Key, QuadTree, Ray, Vec2};
-use support::tree::{Harness, Op, Probe};
 
 const WORLD: Aabb = Aabb {
     min: Vec2 { x: 0.0, y: 0.0 },

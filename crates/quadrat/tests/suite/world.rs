@@ -12,10 +12,7 @@ use quadrat::{
 };
 use std::collections::HashMap;
 
-#[path = "support/world.rs"]
-mod world_model;
-
-use world_model::{
+use crate::world_model::{
     Harness, Model, Move, Op, Probe, check_bodies, check_queries, check_step, next_f32,
 };
 

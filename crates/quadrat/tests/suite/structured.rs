@@ -4,10 +4,8 @@
 //! then drained in insertion, reverse and random order. The tree is
 //! validated after every step and compared with brute force along the way.
 
-mod support;
-
-use support::shapes::{self, Kind, Rng};
-use support::tree::{Harness, Op, Probe};
+use crate::support::shapes::{self, Kind, Rng};
+use crate::support::tree::{Harness, Op, Probe};
 
 use quadrat::{Aabb, Circle, Config, Key, Ray, Vec2};
 
@@ -231,7 +229,7 @@ fn mixed_operations_over_structured_boxes() {
         let config = CONFIGS[seed as usize % CONFIGS.len()];
         let mut h = Harness::new(world, config);
         for step in 0..600 {
-            let op = support::ops::random_op(&mut rng, world, &h);
+            let op = crate::support::ops::random_op(&mut rng, world, &h);
             h.apply(&op)
                 .unwrap_or_else(|e| panic!("seed {seed} step {step} {op:?}: {e}"));
             h.check_items()

@@ -7,14 +7,9 @@
 //! batch) so that the step switches between its incremental form and the
 //! full pass and back.
 
-#[path = "support/shapes.rs"]
-mod shapes;
-#[path = "support/world.rs"]
-mod world_model;
-
+use crate::support::shapes::Rng;
+use crate::world_model::{Harness, Move, Op, check_bodies, check_step};
 use quadrat::{Aabb, Config, Filter, Layers, Shape, Vec2};
-use shapes::Rng;
-use world_model::{Harness, Move, Op, check_bodies, check_step};
 
 const TILE: Layers = Layers::bit(0);
 const MOVER: Layers = Layers::bit(1);

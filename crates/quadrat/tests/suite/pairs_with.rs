@@ -4,10 +4,8 @@
 //! and moves. Every intersecting pair must come exactly once, with the
 //! first key from the tree asked.
 
-mod support;
-
+use crate::support::shapes::{self, Kind, Rng};
 use quadrat::{Aabb, Config, Key, QuadTree, Vec2};
-use support::shapes::{self, Kind, Rng};
 
 const CONFIGS: [Config; 3] = [
     Config {

@@ -1,9 +1,10 @@
 //! A global allocator that counts allocations, for the tests that show a
-//! steady state allocates nothing. Each test binary installs it with
-//! `#[global_allocator] static GLOBAL: common::Counting = common::Counting;`.
+//! steady state allocates nothing. The count is global, so each test holds
+//! [`alone`] while it runs.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
 /// Forwards to the system allocator, counting allocations and reallocations.
 pub(crate) struct Counting;
@@ -28,9 +29,20 @@ unsafe impl GlobalAlloc for Counting {
     }
 }
 
-/// How many allocations `f` made (on any thread; keep one test per binary).
+/// How many allocations `f` made, on any thread: call it while holding
+/// [`alone`].
 pub(crate) fn allocations_during(f: impl FnOnce()) -> usize {
     let before = ALLOCATIONS.load(Ordering::Relaxed);
     f();
     ALLOCATIONS.load(Ordering::Relaxed) - before
+}
+
+static ALONE: Mutex<()> = Mutex::new(());
+
+/// Keeps the other tests of this binary from running (and allocating) while
+/// the guard lives. A test that failed while holding it does not poison it.
+pub(crate) fn alone() -> MutexGuard<'static, ()> {
+    ALONE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }

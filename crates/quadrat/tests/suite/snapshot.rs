@@ -8,18 +8,14 @@
 
 #![cfg(feature = "serde")]
 
-mod support;
-#[path = "support/world.rs"]
-mod world_model;
-
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
+use crate::support::ops::{random_box, random_op};
+use crate::support::shapes::{self, Rng};
+use crate::support::tree::{Harness, Probe};
 use quadrat::{
     Aabb, Body, Circle, CollisionWorld, Config, Filter, Key, Layers, QuadTree, Ray, Shape, Vec2,
 };
-use support::ops::{random_box, random_op};
-use support::shapes::{self, Rng};
-use support::tree::{Harness, Probe};
 
 fn probe(h: &Harness, rng: &mut Rng, world: Aabb) -> Probe {
     let b = random_box(rng, world, h);
@@ -364,7 +360,7 @@ fn damaged_world_snapshots_are_refused_or_harmless() {
                 for round in 0..2 {
                     let live: Vec<(Key, Body, u32)> =
                         w.iter().map(|(k, b, &v)| (k, b, v)).collect();
-                    let brute = world_model::brute_contacts(&live);
+                    let brute = crate::world_model::brute_contacts(&live);
                     let events = w.step();
                     incremental += usize::from(!events.full_pass);
                     assert_eq!(

@@ -5,10 +5,8 @@
 //! model tests compare the tree with these very predicates; this file checks
 //! the predicates themselves.
 
-mod support;
-
+use crate::support::shapes::Rng;
 use quadrat::{Aabb, Circle, QuadTree, Ray, Vec2};
-use support::shapes::Rng;
 
 /// Scales at which every value below stays a normal `f32`, squares and all
 /// (which is what `f32` arithmetic would overflow or underflow on).

@@ -5,16 +5,13 @@
 use quadrat::scenario::{Layout, Scenario};
 use quadrat::{CollisionWorld, Filter, Key, Layers, Shape, Vec2};
 
-mod common;
+use crate::counting::{allocations_during, alone};
 
-use common::allocations_during;
-
-#[global_allocator]
-static GLOBAL: common::Counting = common::Counting;
-
-// One test function: the counter is global, and tests run on threads.
+// One test function per module: the counter is global, so each test
+// holds `alone()` while it runs.
 #[test]
 fn steady_state_steps_allocate_nothing() {
+    let _alone = alone();
     let s = Scenario::new(Layout::Clustered, 20_000, 11);
     let mut world = CollisionWorld::new(s.world);
     let mut bodies: Vec<(Key, Vec2)> = Vec::new();
