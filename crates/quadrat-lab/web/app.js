@@ -74,6 +74,7 @@
     hover: null, // the leaf under the cursor: { index, depth, items, bounds: [x0, y0, x1, y1] }
     connected: false,
     retry: { delay: 0, at: 0 }, // the next attempt, while disconnected
+    retries: [], // the delays waited since the last hello, in ms
     stats: { raf: 0, drawn: 0, received: 0, drawMs: 0, drawFps: 0, receiveFps: 0 },
   };
   // For tests and the curious: the page's view of the lab.
@@ -110,7 +111,7 @@
       if (ws !== socket) return;
       const [short, long] = closeReason(event);
       setConnected(false);
-      setStatus('closed', `disconnected: ${short}`);
+      setStatus('closed', short);
       lab.closed = { code: event.code, reason: event.reason, short };
       scheduleRetry(long);
     };
@@ -123,6 +124,7 @@
     const delay = retryDelay;
     retryDelay = Math.min(RETRY_MOST, retryDelay * 2);
     lab.retry = { delay, at: performance.now() + delay };
+    lab.retries.push(delay);
     showNotice(why);
     $('retry-line').hidden = false;
     const tick = () => {
@@ -181,6 +183,7 @@
         lab.world = message.world;
         lab.limits = message.limits;
         retryDelay = RETRY_FIRST;
+        lab.retries = [];
         setupLimits(message.limits);
         syncControls(message.settings);
         setConnected(true);
