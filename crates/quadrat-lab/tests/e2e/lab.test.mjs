@@ -220,6 +220,57 @@ const centrePixels = (on = page) =>
     return { distinct: seen.size, records: frame.marks.length, count: frame.h.count };
   });
 
+// Pixels of a screenshot of the world close to a colour.
+async function colourPixels(name, rgb, on = page) {
+  const png = await on.locator('#view').screenshot({ path: path.join(shots, `${name}.png`) });
+  const { width, height, channels, data } = decodePng(png);
+  let count = 0;
+  for (let k = 0; k < width * height * channels; k += channels) {
+    if (Math.abs(data[k] - rgb[0]) + Math.abs(data[k + 1] - rgb[1]) + Math.abs(data[k + 2] - rgb[2]) < 24) count += 1;
+  }
+  return count;
+}
+
+const TILE_RGB = [0x3a, 0x43, 0x56];
+const TOUCHED_RGB = [0xe0, 0xb0, 0x50];
+
+// Gives the paused frame `side`² static tiles (6 units wide, on a 10-unit
+// grid from the top left), the first `touched` of them touched, as the
+// level scene's frames carry them; the page redraws.
+function injectTiles(on, version, side, touched) {
+  return on.evaluate(
+    ([version, side, touched]) => {
+      const q = 65535 / 1000;
+      const boxes = new Uint16Array(4 * side * side);
+      for (let i = 0; i < side * side; i++) {
+        boxes.set([Math.round(((i % side) * 10 + 5) * q), Math.round((Math.floor(i / side) * 10 + 5) * q), Math.round(3 * q), Math.round(3 * q)], 4 * i);
+      }
+      const frame = window.lab.frame;
+      const same = frame.tiles && frame.tiles.version === version;
+      frame.tiles = { version, boxes: same ? frame.tiles.boxes : boxes, touched: Uint32Array.from({ length: touched }, (_, i) => i) };
+      window.lab.fresh = true;
+    },
+    [version, side, touched],
+  );
+}
+
+async function checkTiles(on, name) {
+  await injectTiles(on, 1, 100, 50);
+  await on.waitForTimeout(300);
+  const tiles = await colourPixels(`${name}-tiles`, TILE_RGB, on);
+  const touched = await colourPixels(`${name}-touched`, TOUCHED_RGB, on);
+  // 10,000 tiles of about 4.4 pixels square (less what objects cover); 50 touched.
+  assert.ok(tiles > 80_000, `${tiles} tile pixels`);
+  assert.ok(touched > 400 && touched < 3000, `${touched} touched-tile pixels`);
+  assert.match(await on.locator('#drawn').textContent(), /10,000 tiles/);
+  // A new version is drawn anew (the cached picture is not reused).
+  await injectTiles(on, 2, 50, 0);
+  await on.waitForTimeout(300);
+  const fewer = await colourPixels(`${name}-tiles-v2`, TILE_RGB, on);
+  assert.ok(fewer < 0.4 * tiles, `${tiles} → ${fewer} tile pixels with a quarter of the tiles`);
+  await on.evaluate(() => { window.lab.frame.tiles = null; window.lab.fresh = true; });
+}
+
 async function setPaused(paused) {
   const now = ((await header()).flags & PAUSED) !== 0;
   if (now !== paused) await page.click('#pause');
@@ -582,6 +633,17 @@ test('the level scene: its controls, tiles drawn and touched', async () => {
   assert.equal(await page.locator('#tiles').isVisible(), false);
 });
 
+test('static tiles are drawn from the frame, redrawn per version, touched ones highlighted', async () => {
+  await setNodes(false);
+  await setPaused(true);
+  try {
+    await checkTiles(page, 'lab-2d');
+  } finally {
+    await setPaused(false);
+    await setNodes(true);
+  }
+});
+
 test('WebGL draws every object too', async () => {
   const gl = await browser.newPage({ viewport: { width: 1440, height: 900 } });
   gl.on('pageerror', (error) => pageErrors.push(`webgl page: ${error.message}`));
@@ -597,6 +659,7 @@ test('WebGL draws every object too', async () => {
   const centres = await centrePixels(gl);
   const pixels = await canvasPixels('lab-webgl', gl);
   assert.ok(pixels.count >= centres.distinct * 3, `${pixels.count} object pixels for ${centres.distinct} objects`);
+  await checkTiles(gl, 'lab-webgl');
   await gl.click('#pause');
   await gl.close();
 });
