@@ -756,8 +756,10 @@ void main() { outColor = texture(u_texture, v_uv); }`;
       [groups.largeQuery, COLOR.query],
       [groups.largeContact, COLOR.contact],
     ];
-    if (marks.length > RASTER_ABOVE) {
-      raster(frame, s, off, layers, !!frame.tiles);
+    const nodes = lab.showNodes && !(frame.h.flags & FLAG.BRUTE_FORCE);
+    const raster = marks.length > RASTER_ABOVE;
+    if (raster) {
+      rasterObjects(frame, s, off, layers, !!frame.tiles, nodes);
       ctx.setTransform(1, 0, 0, 1, -off[0], -off[1]);
       queryArea(px, 'fill');
       for (const [indices, color] of largeLayers) seeThrough(indices, color, o, marks, s);
@@ -767,7 +769,7 @@ void main() { outColor = texture(u_texture, v_uv); }`;
       for (const [indices, color] of largeLayers) seeThrough(indices, color, o, marks, s);
       for (const [indices, color] of layers) fillGroup(indices, color, o, marks, s, 0);
     }
-    if (lab.showNodes && !(frame.h.flags & FLAG.BRUTE_FORCE)) drawNodes(frame.leaves, s, off);
+    if (nodes && !raster) drawNodes(frame.leaves, s, off);
     ctx.setTransform(1, 0, 0, 1, -off[0], -off[1]);
     queryArea(px, 'stroke');
     // Query hits and contacts on top, at least 3 pixels across.
@@ -851,7 +853,10 @@ void main() { outColor = texture(u_texture, v_uv); }`;
     return littleEndian ? (0xff000000 | (b << 16) | (gg << 8) | r) >>> 0 : ((r << 24) | (gg << 16) | (b << 8) | 0xff) >>> 0;
   }
 
-  function raster(frame, s, off, layers, keep) {
+  // The node colour over the world's, for writing straight into pixels.
+  const NODE_ON_WORLD = '#435979';
+
+  function rasterObjects(frame, s, off, layers, keep, nodes) {
     const w = canvas.width;
     const h = canvas.height;
     if (keep) {
@@ -865,6 +870,8 @@ void main() { outColor = texture(u_texture, v_uv); }`;
       }
       pixels.fill(rgba(COLOR.world));
     }
+    // The leaves' cells first, as 1-pixel lines: the objects go on top.
+    if (nodes) rasterNodes(frame.leaves, s, off, w, h);
     const o = frame.objects;
     const marks = frame.marks;
     for (const [indices, color] of layers) {
@@ -884,6 +891,27 @@ void main() { outColor = texture(u_texture, v_uv); }`;
       }
     }
     ctx.putImageData(image, 0, 0);
+  }
+
+  function rasterNodes(l, s, off, w, h) {
+    const c = rgba(NODE_ON_WORLD);
+    for (let i = 0; i < l.length; i += 4) {
+      const x0 = Math.round(l[i] * s - off[0]);
+      const y0 = Math.round(l[i + 1] * s - off[1]);
+      const x1 = Math.round(l[i + 2] * s - off[0]);
+      const y1 = Math.round(l[i + 3] * s - off[1]);
+      if (x1 < 0 || y1 < 0 || x0 >= w || y0 >= h) continue;
+      const a = Math.max(0, x0);
+      const b = Math.min(w - 1, x1);
+      if (y0 >= 0) pixels.fill(c, y0 * w + a, y0 * w + b + 1);
+      if (y1 < h) pixels.fill(c, y1 * w + a, y1 * w + b + 1);
+      const top = Math.max(0, y0);
+      const bottom = Math.min(h - 1, y1);
+      for (let row = top; row <= bottom; row++) {
+        if (x0 >= 0) pixels[row * w + x0] = c;
+        if (x1 < w) pixels[row * w + x1] = c;
+      }
+    }
   }
 
   // Pixels whose centres lie in the box; at least one.
