@@ -1256,10 +1256,13 @@ void main() { outColor = texture(u_texture, v_uv); }`;
   let spaceHeld = false;
   let spacePanned = false;
 
-  // The point of the canvas under the pointer, as fractions of its side.
+  // The point of the canvas under the pointer, as fractions of its side
+  // (of its content: the border is not part of the world).
   function canvasAt(event) {
     const r = canvas.getBoundingClientRect();
-    return [(event.clientX - r.left) / r.width, (event.clientY - r.top) / r.height];
+    const x = event.clientX - r.left - canvas.clientLeft;
+    const y = event.clientY - r.top - canvas.clientTop;
+    return [x / canvas.clientWidth, y / canvas.clientHeight];
   }
 
   function worldAt(event) {
@@ -1287,9 +1290,8 @@ void main() { outColor = texture(u_texture, v_uv); }`;
       lab.cursor = worldAt(e);
       pendingRedraw = true;
       if (pan) {
-        const r = canvas.getBoundingClientRect();
-        lab.view.x = pan.x - (e.clientX - pan.sx) / r.width / lab.view.zoom;
-        lab.view.y = pan.y - (e.clientY - pan.sy) / r.height / lab.view.zoom;
+        lab.view.x = pan.x - (e.clientX - pan.sx) / canvas.clientWidth / lab.view.zoom;
+        lab.view.y = pan.y - (e.clientY - pan.sy) / canvas.clientHeight / lab.view.zoom;
         clampView();
         return;
       }
