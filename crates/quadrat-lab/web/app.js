@@ -265,7 +265,9 @@
     return out;
   }
 
-  // ----- the view: zoom and pan -----
+  // ----- drawing -----
+
+  // The view: zoom and pan.
 
   const ZOOM_MOST = 1024;
 
@@ -300,7 +302,7 @@
   // The canvas' side in pixels (it is square).
   const side = () => canvas.width;
 
-  // ----- the leaf under the cursor -----
+  // The leaf under the cursor.
 
   function findHover(frame) {
     lab.hover = null;
@@ -392,7 +394,7 @@
     lab.drawn = { frame: frame.h.frame, highlighted, queryHits: frame.h.queryHits, objects: marks.length };
   }
 
-  // ----- drawing -----
+  // Each animation frame: the frame, with WebGL or the 2D canvas.
 
   function draw() {
     const frame = lab.frame;
