@@ -8,6 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { inflateSync } from 'node:zlib';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
@@ -35,9 +36,28 @@ const PICKED = 32;
 
 let lab; // the server process
 let labOutput = '';
+let labUrl;
 let browser;
 let page;
 const pageErrors = [];
+
+// Starts a lab on a free port; resolves to { process, url, output() }.
+function startLab(args = []) {
+  const child = spawn(binary, ['serve', '--port', '0', ...args], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the lab printed no URL: ${output}`)), 30_000);
+    child.stdout.on('data', (chunk) => {
+      output += chunk;
+      const match = output.match(/http:\/\/127\.0\.0\.1:\d+\//);
+      if (match) {
+        clearTimeout(timer);
+        resolve({ process: child, url: match[0], output: () => output });
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`the lab exited with ${code}: ${output}`)));
+  });
+}
 
 before(async () => {
   const build = spawnSync('cargo', ['build', '--release', '-p', 'quadrat-lab'], { cwd: root, stdio: 'inherit' });
@@ -57,6 +77,7 @@ before(async () => {
     });
     lab.on('exit', (code) => reject(new Error(`the lab exited with ${code}: ${labOutput}`)));
   });
+  labUrl = url;
 
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
   page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
@@ -96,11 +117,182 @@ async function setCount(count) {
 // Clicks a segment of the broad-phase switch, as a person would.
 const broadPhase = (name) => page.locator('.segmented label', { hasText: name }).click();
 
-// Page coordinates of a point of the world.
-async function pageAt(x, y) {
-  const box = await page.locator('#view').boundingBox();
-  const world = await page.evaluate(() => window.lab.world);
-  return [box.x + (x / world) * box.width, box.y + (y / world) * box.height];
+// The world's canvas on the page, its content only (not its border).
+const worldBox = (on = page) =>
+  on.$eval('#view', (el) => {
+    const r = el.getBoundingClientRect();
+    return { x: r.left + el.clientLeft, y: r.top + el.clientTop, width: el.clientWidth, height: el.clientHeight };
+  });
+
+// Page coordinates of a point of the world, through the page's view
+// (zoom and pan).
+async function pageAt(x, y, on = page) {
+  const box = await worldBox(on);
+  const { world, view } = await on.evaluate(() => ({ world: window.lab.world, view: window.lab.view }));
+  const fx = (x / world - view.x) * view.zoom;
+  const fy = (y / world - view.y) * view.zoom;
+  return [box.x + fx * box.width, box.y + fy * box.height];
+}
+
+// The point of the world at page coordinates, through the page's view.
+async function worldAtPage(px, py, on = page) {
+  const box = await worldBox(on);
+  const { world, view } = await on.evaluate(() => ({ world: window.lab.world, view: window.lab.view }));
+  return [(view.x + (px - box.x) / box.width / view.zoom) * world, (view.y + (py - box.y) / box.height / view.zoom) * world];
+}
+
+// ----- pixels of screenshots -----
+
+// Decodes a PNG (8-bit RGB or RGBA, not interlaced, as Chromium writes
+// them) into { width, height, channels, data }.
+function decodePng(png) {
+  let at = 8;
+  let width = 0;
+  let height = 0;
+  let channels = 0;
+  const idat = [];
+  while (at < png.length) {
+    const length = png.readUInt32BE(at);
+    const type = png.toString('latin1', at + 4, at + 8);
+    const body = png.subarray(at + 8, at + 8 + length);
+    if (type === 'IHDR') {
+      width = body.readUInt32BE(0);
+      height = body.readUInt32BE(4);
+      assert.equal(body[8], 8, 'bit depth 8');
+      channels = { 2: 3, 6: 4 }[body[9]];
+      assert.ok(channels, `colour type ${body[9]}`);
+      assert.equal(body[12], 0, 'not interlaced');
+    } else if (type === 'IDAT') {
+      idat.push(body);
+    }
+    at += 12 + length;
+  }
+  const raw = inflateSync(Buffer.concat(idat));
+  const stride = width * channels;
+  const data = Buffer.alloc(height * stride);
+  for (let y = 0; y < height; y++) {
+    const filter = raw[y * (stride + 1)];
+    const row = raw.subarray(y * (stride + 1) + 1, (y + 1) * (stride + 1));
+    for (let x = 0; x < stride; x++) {
+      const a = x >= channels ? data[y * stride + x - channels] : 0;
+      const b = y > 0 ? data[(y - 1) * stride + x] : 0;
+      const c = x >= channels && y > 0 ? data[(y - 1) * stride + x - channels] : 0;
+      let v = row[x];
+      if (filter === 1) v += a;
+      else if (filter === 2) v += b;
+      else if (filter === 3) v += (a + b) >> 1;
+      else if (filter === 4) {
+        const p = a + b - c;
+        const [pa, pb, pc] = [Math.abs(p - a), Math.abs(p - b), Math.abs(p - c)];
+        v += pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+      }
+      data[y * stride + x] = v & 255;
+    }
+  }
+  return { width, height, channels, data };
+}
+
+const WORLD_RGB = [0x0d, 0x11, 0x17];
+
+// Pixels of the world's canvas, in a screenshot, that are not the world's
+// background: `count`, and the mean length of their horizontal runs (how
+// wide things are drawn).
+async function canvasPixels(name, on = page) {
+  const png = await on.locator('#view').screenshot({ path: path.join(shots, `${name}.png`) });
+  const { width, height, channels, data } = decodePng(png);
+  let count = 0;
+  let runs = 0;
+  // One pixel of border on each side is the canvas' CSS border.
+  for (let y = 1; y < height - 1; y++) {
+    let inRun = false;
+    for (let x = 1; x < width - 1; x++) {
+      const k = (y * width + x) * channels;
+      const far = Math.abs(data[k] - WORLD_RGB[0]) + Math.abs(data[k + 1] - WORLD_RGB[1]) + Math.abs(data[k + 2] - WORLD_RGB[2]) > 40;
+      if (far) {
+        count += 1;
+        if (!inRun) runs += 1;
+      }
+      inRun = far;
+    }
+  }
+  return { count, meanRun: runs ? count / runs : 0, width, height };
+}
+
+// The distinct canvas pixels (CSS pixels) under the objects' centres in the
+// latest frame, within the view: each is drawn at least there.
+const centrePixels = (on = page) =>
+  on.evaluate(() => {
+    const { frame, view } = window.lab;
+    const side = document.getElementById('view').clientWidth;
+    const seen = new Set();
+    const o = frame.objects;
+    for (let i = 0; i + 1 < frame.marks.length; i++) {
+      const x = Math.floor((o[4 * i] / 65535 - view.x) * view.zoom * side);
+      const y = Math.floor((o[4 * i + 1] / 65535 - view.y) * view.zoom * side);
+      if (x >= 1 && y >= 1 && x < side - 1 && y < side - 1) seen.add(y * 100000 + x);
+    }
+    return { distinct: seen.size, records: frame.marks.length, count: frame.h.count };
+  });
+
+// Pixels of a screenshot of the world close to a colour.
+async function colourPixels(name, rgb, on = page) {
+  const png = await on.locator('#view').screenshot({ path: path.join(shots, `${name}.png`) });
+  const { width, height, channels, data } = decodePng(png);
+  let count = 0;
+  for (let k = 0; k < width * height * channels; k += channels) {
+    if (Math.abs(data[k] - rgb[0]) + Math.abs(data[k + 1] - rgb[1]) + Math.abs(data[k + 2] - rgb[2]) < 24) count += 1;
+  }
+  return count;
+}
+
+const TILE_RGB = [0x3a, 0x43, 0x56];
+const TOUCHED_RGB = [0xe0, 0xb0, 0x50];
+
+// Gives the paused frame `side`² static tiles (6 units wide, on a 10-unit
+// grid from the top left), the first `touched` of them touched, as the
+// level scene's frames carry them; the page redraws.
+function injectTiles(on, version, side, touched) {
+  return on.evaluate(
+    ([version, side, touched]) => {
+      const q = 65535 / 1000;
+      const boxes = new Uint16Array(4 * side * side);
+      for (let i = 0; i < side * side; i++) {
+        boxes.set([Math.round(((i % side) * 10 + 5) * q), Math.round((Math.floor(i / side) * 10 + 5) * q), Math.round(3 * q), Math.round(3 * q)], 4 * i);
+      }
+      const frame = window.lab.frame;
+      const same = frame.tiles && frame.tiles.version === version;
+      frame.tiles = { version, boxes: same ? frame.tiles.boxes : boxes, touched: Uint32Array.from({ length: touched }, (_, i) => i) };
+      window.lab.fresh = true;
+    },
+    [version, side, touched],
+  );
+}
+
+async function checkTiles(on, name) {
+  await injectTiles(on, 1, 100, 50);
+  await on.waitForTimeout(300);
+  const tiles = await colourPixels(`${name}-tiles`, TILE_RGB, on);
+  const touched = await colourPixels(`${name}-touched`, TOUCHED_RGB, on);
+  // 10,000 tiles of about 4.4 pixels square (less what objects cover); 50 touched.
+  assert.ok(tiles > 80_000, `${tiles} tile pixels`);
+  assert.ok(touched > 400 && touched < 3000, `${touched} touched-tile pixels`);
+  assert.match(await on.locator('#drawn').textContent(), /10,000 tiles/);
+  // A new version is drawn anew (the cached picture is not reused).
+  await injectTiles(on, 2, 50, 0);
+  await on.waitForTimeout(300);
+  const fewer = await colourPixels(`${name}-tiles-v2`, TILE_RGB, on);
+  assert.ok(fewer < 0.4 * tiles, `${tiles} → ${fewer} tile pixels with a quarter of the tiles`);
+  await on.evaluate(() => { window.lab.frame.tiles = null; window.lab.fresh = true; });
+}
+
+async function setPaused(paused) {
+  const now = ((await header()).flags & PAUSED) !== 0;
+  if (now !== paused) await page.click('#pause');
+  await waitForHeader(([flag, p]) => ((frameHeader()?.flags & flag) !== 0) === p, [PAUSED, paused]);
+}
+
+async function setNodes(on) {
+  if ((await page.isChecked('#nodes')) !== on) await page.click('#nodes');
 }
 
 test('the page loads, frames arrive and the figures update', async () => {
@@ -237,11 +429,11 @@ test('brute force refuses counts that would stall, and says so', async () => {
   await waitForHeader((flag) => (frameHeader()?.flags & flag) === 0, BRUTE_FORCE);
 });
 
-test('drawing at 10,000 objects', async () => {
-  await page.click('#clear');
-  await setCount(10000);
+// Drawing rates over four seconds at `count` objects.
+async function measureDrawing(count) {
+  await setCount(count);
   await page.waitForTimeout(1500);
-  const measured = await page.evaluate(
+  return page.evaluate(
     () =>
       new Promise((resolve) => {
         const stats = window.lab.stats;
@@ -266,15 +458,261 @@ test('drawing at 10,000 objects', async () => {
         requestAnimationFrame(tick);
       }),
   );
-  const report = { objects: 10000, ...measured };
+}
+
+test('drawing at 10,000, 50,000 and 100,000 objects', async () => {
+  await page.click('#clear');
+  const report = [];
+  for (const objects of [10000, 50000, 100000]) {
+    const measured = await measureDrawing(objects);
+    report.push({ objects, renderer: await page.evaluate(() => window.lab.renderer), ...measured });
+    console.log(
+      `drawing at ${objects.toLocaleString('en-US')} objects: ${measured.animationFramesPerSecond.toFixed(1)} animation frames/s, ` +
+        `${measured.drawnPerSecond.toFixed(1)} drawn/s (${measured.drawMs.toFixed(1)} ms each), ` +
+        `${measured.framesReceivedPerSecond.toFixed(1)} frames received/s, simulation ${measured.simFps.toFixed(1)} ticks/s`,
+    );
+    if (objects === 10000) await shot('lab-10k');
+  }
   writeFileSync(path.join(shots, 'fps.json'), `${JSON.stringify(report, null, 2)}\n`);
-  console.log(
-    `drawing at 10,000 objects: ${measured.animationFramesPerSecond.toFixed(1)} animation frames/s, ` +
-      `${measured.drawnPerSecond.toFixed(1)} drawn/s (${measured.drawMs.toFixed(1)} ms each), ` +
-      `${measured.framesReceivedPerSecond.toFixed(1)} frames received/s, simulation ${measured.simFps.toFixed(1)} ticks/s`,
-  );
-  assert.ok(measured.drawnPerSecond > 0);
-  await shot('lab-10k');
+  // Measured 46 to 60 drawn per second at 10,000 on a 2-core machine busy
+  // with other builds; 30 is the floor the page promises.
+  assert.ok(report[0].drawnPerSecond >= 30, `${report[0].drawnPerSecond.toFixed(1)} drawn per second at 10,000 objects`);
+  await setCount(1000);
+});
+
+test('every object is drawn, at 50,000 and at 100,000, pixels counted', async () => {
+  await page.click('#clear');
+  await setNodes(false);
+  try {
+    for (const count of [50000, 100000]) {
+      await setCount(count);
+      await setPaused(true);
+      await page.waitForFunction(() => window.lab.drawn && window.lab.drawn.frame === window.lab.frame.h.frame);
+      await page.waitForTimeout(200);
+      const centres = await centrePixels();
+      const pixels = await canvasPixels(`lab-${count / 1000}k-objects`);
+      console.log(`${count} objects: ${centres.records} records, ${centres.distinct} distinct centre pixels, ${pixels.count} object pixels`);
+      await setPaused(false);
+      assert.equal(centres.records, count + 1, 'the frame carries every object and the player');
+      assert.match(await text('drawn'), new RegExp(`^drawn: all ${count.toLocaleString('en-US')} objects \\+ player`));
+      // Each object covers at least the pixel under its centre (anti-aliased
+      // edges may fall under the threshold, hence 0.8).
+      assert.ok(pixels.count >= 0.8 * centres.distinct, `${pixels.count} object pixels for ${centres.distinct} distinct centres`);
+    }
+  } finally {
+    await setPaused(false);
+    await setNodes(true);
+    await setCount(3000);
+  }
+});
+
+test('the wheel zooms around the cursor; picks and the leaf under the cursor work zoomed', async () => {
+  await setPaused(false);
+  await setCount(3000);
+  await setNodes(false);
+  await setPaused(true);
+  const before = await canvasPixels('lab-zoom-1');
+  // Whole pixels: mouse and wheel events report whole CSS pixels.
+  const [cx, cy] = (await pageAt(400, 600)).map(Math.round);
+  const [wx, wy] = await worldAtPage(cx, cy);
+  await page.mouse.move(cx, cy);
+  for (let i = 0; i < 3; i++) await page.mouse.wheel(0, -300);
+  await page.waitForFunction(() => window.lab.view.zoom > 4);
+  const view = await page.evaluate(() => window.lab.view);
+  // The point under the cursor stays under it.
+  const [ax, ay] = await pageAt(wx, wy);
+  assert.ok(Math.abs(ax - cx) < 1.5 && Math.abs(ay - cy) < 1.5, `(400, 600) moved from ${[cx, cy]} to ${[ax, ay]}: ${JSON.stringify(view)}`);
+  assert.match(await text('zoom'), /^zoom \d+(\.\d)?×$/);
+  await page.waitForTimeout(200);
+  const after = await canvasPixels('lab-zoom-in');
+  // Objects are drawn wider by about the zoom factor.
+  assert.ok(after.meanRun > 2.5 * before.meanRun, `mean run ${before.meanRun.toFixed(2)} → ${after.meanRun.toFixed(2)} px`);
+
+  // Click on an object's centre, zoomed: it is picked.
+  const target = await page.evaluate(() => {
+    const { frame, view } = window.lab;
+    const o = frame.objects;
+    for (let i = 0; i + 1 < frame.marks.length; i++) {
+      const fx = (o[4 * i] / 65535 - view.x) * view.zoom;
+      const fy = (o[4 * i + 1] / 65535 - view.y) * view.zoom;
+      if (fx > 0.2 && fx < 0.8 && fy > 0.2 && fy < 0.8 && !(frame.marks[i] & 64)) return [i, (o[4 * i] / 65535) * 1000, (o[4 * i + 1] / 65535) * 1000];
+    }
+    return null;
+  });
+  assert.ok(target, 'an object in view');
+  const [px, py] = await pageAt(target[1], target[2]);
+  await page.mouse.click(px, py);
+  const h = await waitForHeader((flag) => frameHeader()?.flags & flag, PICKED);
+  assert.ok(h.pickedDistance < 1, `picked #${h.picked} at ${h.pickedDistance}, clicked on #${target[0]}`);
+
+  // The leaf under the cursor, outlined and described.
+  await setNodes(true);
+  await page.mouse.move(px + 3, py + 3);
+  await page.waitForFunction(() => window.lab.hover);
+  const { hover, cursor } = await page.evaluate(() => ({ hover: window.lab.hover, cursor: window.lab.cursor }));
+  const [x0, y0, x1, y1] = hover.bounds;
+  assert.ok(cursor[0] >= x0 - 0.1 && cursor[0] <= x1 + 0.1 && cursor[1] >= y0 - 0.1 && cursor[1] <= y1 + 0.1, `${cursor} in ${hover.bounds}`);
+  assert.equal(Math.round(Math.log2(1000 / (x1 - x0))), hover.depth, 'a leaf at depth d is 1000 / 2^d wide');
+  assert.match(await text('hover'), /^leaf at depth \d+( · [\d,]+ items?)? · x [\d.]+–[\d.]+, y [\d.]+–[\d.]+$/);
+  await shot('lab-zoom-hover');
+});
+
+test('Shift-drag pans and makes no query; 0 resets the view', async () => {
+  await page.click('#clear');
+  const before = await page.evaluate(() => ({ ...window.lab.view }));
+  const box = await worldBox();
+  await page.keyboard.down('Shift');
+  await page.mouse.move(box.x + 400, box.y + 400);
+  await page.mouse.down();
+  await page.mouse.move(box.x + 300, box.y + 350, { steps: 5 });
+  await page.mouse.up();
+  await page.keyboard.up('Shift');
+  const after = await page.evaluate(() => ({ view: { ...window.lab.view }, query: window.lab.query }));
+  assert.equal(after.query, null, 'panning makes no query');
+  const expected = 100 / box.width / before.zoom;
+  assert.ok(Math.abs(after.view.x - before.x - expected) < 0.002, `x ${before.x} → ${after.view.x}, expected +${expected}`);
+  assert.ok(Math.abs(after.view.y - before.y - expected / 2) < 0.002, `y ${before.y} → ${after.view.y}`);
+  await page.locator('#view').focus();
+  await page.keyboard.press('0');
+  assert.deepEqual(await page.evaluate(() => window.lab.view), { zoom: 1, x: 0, y: 0 });
+  assert.equal(await text('zoom'), 'zoom 1×');
+  await page.click('#clear');
+  await setPaused(false);
+});
+
+test('the help panel opens on ? and closes on Esc', async () => {
+  await page.locator('#view').focus();
+  await page.keyboard.press('?');
+  await page.waitForFunction(() => document.getElementById('help').open);
+  assert.ok(await page.locator('#help').isVisible());
+  const help = await text('help');
+  for (const words of ['frames dropped', 'ticks', 'sort-and-sweep', 'n(n−1)/2', 'max_depth', 'Shift', 'docs.rs/quadrat']) {
+    assert.ok(help.includes(words), `the help explains ${words}`);
+  }
+  assert.equal(await page.locator('#help a[href="https://docs.rs/quadrat"]').count() > 0, true);
+  await shot('lab-help');
+  await page.keyboard.press('Escape');
+  await page.waitForFunction(() => !document.getElementById('help').open);
+  // The button opens it too.
+  await page.click('#help-open');
+  await page.waitForFunction(() => document.getElementById('help').open);
+  await page.click('#help-close');
+  await page.waitForFunction(() => !document.getElementById('help').open);
+});
+
+test('every control is visible without scrolling, and 100000 fits its field', async () => {
+  for (const [width, height] of [[1440, 900], [1280, 800]]) {
+    await page.setViewportSize({ width, height });
+    await page.waitForTimeout(300);
+    for (const id of ['count', 'scene', 'reseed', 'max-items', 'max-depth', 'pause', 'step', 'clear', 'nodes', 'help-open', 'reset-view']) {
+      const b = await page.locator(`#${id}`).boundingBox();
+      assert.ok(b && b.y >= 0 && b.y + b.height <= height && b.x >= 0 && b.x + b.width <= width, `#${id} at ${JSON.stringify(b)} in ${width}×${height}`);
+    }
+    const broad = await page.locator('.segmented').boundingBox();
+    assert.ok(broad.y + broad.height <= height, `broad phase at ${broad.y} in ${height}`);
+    const view = await page.locator('#view').boundingBox();
+    assert.ok(view.y + view.height <= height && view.width >= 500, `the world at ${JSON.stringify(view)}`);
+    await page.fill('#count', '100000');
+    const fits = await page.$eval('#count', (el) => el.scrollWidth <= el.clientWidth);
+    assert.ok(fits, '100000 is not clipped');
+    // The scene's longest name fits its select.
+    const scene = await page.$eval('#scene', (el) => {
+      const probe = document.createElement('span');
+      probe.style.font = getComputedStyle(el).font;
+      probe.textContent = 'mixed sizes';
+      document.body.append(probe);
+      const text = probe.getBoundingClientRect().width;
+      probe.remove();
+      return { text, box: el.clientWidth };
+    });
+    assert.ok(scene.text + 24 <= scene.box, `"mixed sizes" (${scene.text} px) fits the select (${scene.box} px)`);
+    await page.fill('#count', String((await header()).count));
+    await shot(`lab-layout-${width}x${height}`);
+  }
+  await page.setViewportSize({ width: 1440, height: 900 });
+});
+
+test('the level scene: its controls, tiles drawn and touched', async () => {
+  assert.equal(await page.locator('#tiles').isVisible(), false, 'no tiles slider outside the level scene');
+  await page.selectOption('#scene', 'level');
+  await page.waitForFunction(() => window.lab.settings.scene === 'level' && window.lab.frame.tiles, null, { timeout: 10_000 });
+  assert.ok(await page.locator('#tiles').isVisible());
+  await page.fill('#tiles', '20000');
+  await page.press('#tiles', 'Enter');
+  await page.waitForFunction(() => window.lab.frame.tiles && window.lab.frame.tiles.boxes.length === 4 * 20000);
+  await page.waitForFunction(() => /20,000 tiles/.test(document.getElementById('drawn').textContent));
+  const max = Number(await page.getAttribute('#tiles', 'max'));
+  assert.equal(max, await page.evaluate(() => window.lab.limits.tiles_max || 1000000));
+  await page.waitForTimeout(500);
+  await shot('lab-level');
+  await page.selectOption('#scene', 'uniform');
+  await page.waitForFunction(() => window.lab.settings.scene === 'uniform');
+  assert.equal(await page.locator('#tiles').isVisible(), false);
+});
+
+test('static tiles are drawn from the frame, redrawn per version, touched ones highlighted', async () => {
+  await setNodes(false);
+  await setPaused(true);
+  try {
+    await checkTiles(page, 'lab-2d');
+  } finally {
+    await setPaused(false);
+    await setNodes(true);
+  }
+});
+
+test('WebGL draws every object too', async () => {
+  const gl = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+  gl.on('pageerror', (error) => pageErrors.push(`webgl page: ${error.message}`));
+  await gl.goto(`${labUrl}?renderer=webgl`);
+  await gl.waitForFunction(() => window.lab.frame && window.lab.connected);
+  assert.equal(await gl.evaluate(() => window.lab.renderer), 'WebGL');
+  console.log(`WebGL here: ${await gl.evaluate(() => window.lab.glRenderer)}`);
+  await gl.click('#nodes');
+  await gl.click('#pause');
+  await gl.waitForFunction((flag) => window.lab.frame.h.flags & flag, PAUSED);
+  await gl.waitForFunction(() => window.lab.drawn && window.lab.drawn.frame === window.lab.frame.h.frame && !window.lab.showNodes);
+  await gl.waitForTimeout(500);
+  const centres = await centrePixels(gl);
+  const pixels = await canvasPixels('lab-webgl', gl);
+  assert.ok(pixels.count >= centres.distinct * 3, `${pixels.count} object pixels for ${centres.distinct} objects`);
+  await checkTiles(gl, 'lab-webgl');
+  await gl.click('#pause');
+  await gl.close();
+});
+
+test('a tab over the session cap is told why, with its controls disabled', async () => {
+  const capped = await startLab(['--max-sessions', '1']);
+  const first = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  const second = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  try {
+    await first.goto(capped.url);
+    await first.waitForFunction(() => window.lab.connected);
+    await second.goto(capped.url);
+    await second.waitForFunction(() => document.getElementById('status').dataset.state === 'closed');
+    assert.equal(await second.evaluate(() => window.lab.connected), false);
+    assert.ok(await second.isDisabled('#count'), 'the controls are disabled while disconnected');
+    assert.ok(await second.isDisabled('#pause'));
+    assert.match(await second.locator('#retry-in').textContent(), /^Retrying in \d+ s\.$/);
+    await second.screenshot({ path: path.join(shots, 'lab-too-many-tabs.png') });
+    const told = { status: await second.locator('#status').textContent(), notice: await second.locator('#notice-text').textContent() };
+    // Retries back off: 1 s, then 2 s, then 4 s.
+    await second.waitForFunction(() => window.lab.retries.length >= 3, null, { timeout: 15_000 });
+    assert.deepEqual((await second.evaluate(() => window.lab.retries)).slice(0, 3), [1000, 2000, 4000]);
+    // A slot frees: "retry now" gets in at once and the controls come back.
+    await first.close();
+    await second.click('#retry-now');
+    await second.waitForFunction(() => window.lab.connected, null, { timeout: 15_000 });
+    assert.equal(await second.isDisabled('#count'), false);
+    assert.ok(await second.locator('#notice').isHidden());
+    // The server says why (close code 4429), and the page says it in words.
+    assert.match(told.status, /too many tabs/);
+    assert.match(told.notice, /as many tabs as it allows/);
+  } finally {
+    if (!first.isClosed()) await first.close();
+    await second.close();
+    capped.process.kill('SIGKILL');
+  }
 });
 
 test('the page raised no errors', () => {
