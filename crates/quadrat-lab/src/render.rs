@@ -320,7 +320,9 @@ fn write_png(path: &Path, (w, h): (u32, u32), rgb: &[u8]) -> Result<(), Error> {
 }
 
 fn parse_layout(s: &str) -> Result<Layout, String> {
-    sim::layout_by_name(s)
+    Layout::ALL
+        .into_iter()
+        .find(|l| l.name() == s)
         .ok_or_else(|| format!("unknown layout `{s}` (expected uniform, clustered or mixed)"))
 }
 
