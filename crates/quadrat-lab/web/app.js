@@ -204,32 +204,46 @@
     if (!key && (!base || base.n !== n)) return null;
     const r = reader(buffer, FRAME_HEADER_LEN);
 
-    // 1. Positions: absolute in a key frame, else byte steps and a list of
-    // the objects that moved farther.
+    // 1. Positions: absolute in a key frame; else each object's move as a
+    // change from its move in the frame before (4 bits: -1, 0 or 1 on each
+    // axis), and a list of the objects whose move changed more.
     let pos;
+    let steps;
     if (key) {
       pos = new Uint16Array(2 * n);
       for (let i = 0; i < 2 * n; i++) pos[i] = r.u16();
+      steps = new Int32Array(2 * n);
     } else {
       pos = base.pos.slice();
+      steps = base.steps.slice();
       const far = r.varint();
-      const listed = [];
+      const listed = new Map();
       for (let k = 0; k < far; k++) {
         const i = r.varint();
         if (i >= n) return null;
-        listed.push(i, r.u16(), r.u16());
+        listed.set(i, [r.u16(), r.u16()]);
       }
-      const steps = r.bytes(2 * n);
-      for (let i = 0; i < 2 * n; i += 2) {
-        const dx = steps[i];
-        const dy = steps[i + 1];
-        if (dx === 0x80 && dy === 0x80) continue;
-        pos[i] = clampQ(pos[i] + ((dx << 24) >> 24));
-        pos[i + 1] = clampQ(pos[i + 1] + ((dy << 24) >> 24));
-      }
-      for (let k = 0; k < listed.length; k += 3) {
-        pos[2 * listed[k]] = listed[k + 1];
-        pos[2 * listed[k] + 1] = listed[k + 2];
+      const codes = r.bytes(Math.ceil(n / 2));
+      for (let i = 0; i < n; i++) {
+        const code = (codes[i >> 1] >> (4 * (i & 1))) & 15;
+        const x = pos[2 * i];
+        const y = pos[2 * i + 1];
+        let nx;
+        let ny;
+        if (code === 15) {
+          const p = listed.get(i);
+          if (!p) return null;
+          [nx, ny] = p;
+        } else if (code <= 8 && !listed.has(i)) {
+          nx = clampQ(x + steps[2 * i] + (code % 3) - 1);
+          ny = clampQ(y + steps[2 * i + 1] + Math.floor(code / 3) - 1);
+        } else {
+          return null;
+        }
+        steps[2 * i] = nx - x;
+        steps[2 * i + 1] = ny - y;
+        pos[2 * i] = nx;
+        pos[2 * i + 1] = ny;
       }
     }
     // 2. Sizes, when they changed.
@@ -301,7 +315,7 @@
     }
     if (r.at !== buffer.byteLength) return null;
 
-    picture = { n, pos, sizes, marks, tree, leafItems, tiles };
+    picture = { n, pos, steps, sizes, marks, tree, leafItems, tiles };
     const objects = new Uint16Array(4 * n);
     for (let i = 0; i < n; i++) {
       objects[4 * i] = pos[2 * i];

@@ -63,10 +63,14 @@
 //! Then the sections, in this order (`N` object records, `L` leaves):
 //!
 //! 1. **Positions.** In a key frame, `N × [u16; 2]`: centre x and y. Else
-//!    a varint `E`, then `E ×` (varint index, `u16` x, `u16` y): the
-//!    objects that moved too far for a byte, then `N × [i8; 2]`: how far
-//!    each other object moved, in quantization steps (`-128, -128` for
-//!    those listed before).
+//!    each object's move (in quantization steps) is coded against its move
+//!    in the frame before (zero after a key frame): objects keep their
+//!    velocity between bounces, so the change is mostly -1, 0 or 1 on each
+//!    axis, from rounding. A varint `E`, then `E ×` (varint index, `u16` x,
+//!    `u16` y): the objects whose change is larger, with their position;
+//!    then `⌈N/2⌉` bytes of two 4-bit codes each (object `2k` in the low
+//!    bits): `(cx + 1) + 3 (cy + 1)` for a change `(cx, cy)`, or 15 for an
+//!    object listed before.
 //! 2. **Sizes**, when [`Header::SIZES`] (key frames, and whenever a size
 //!    changed): `N × [u16; 2]`, half width and half height.
 //! 3. **Marks**: a byte, 0 for all of them (`N` bytes, the
@@ -95,6 +99,9 @@ use crate::sim::{BroadPhase, Marks, Simulation, WORLD};
 
 /// Size of the header in bytes.
 pub const HEADER_LEN: usize = 168;
+
+/// The move code of an object listed with its absolute position.
+const FAR: u8 = 15;
 
 /// The most records of any kind a frame may announce: well above what the
 /// lab makes (100,000 objects, a million tiles), and a bound a decoder
@@ -369,6 +376,9 @@ pub struct Frame {
 #[derive(Clone, Debug, Default, PartialEq)]
 struct Picture {
     positions: Vec<[u16; 2]>,
+    /// How far each object moved in the frame before (zero after a key
+    /// frame): the next move is coded as the change from it.
+    steps: Vec<[i32; 2]>,
     sizes: Vec<[u16; 2]>,
     marks: Vec<u8>,
     /// The tree's shape: one bit a node, in pre-order.
@@ -536,16 +546,31 @@ impl Encoder {
                 }
             }
             Some(last) => {
-                let step = |now: u16, was: u16| {
-                    let d = i32::from(now) - i32::from(was);
-                    (-127..=127).contains(&d).then_some(d as i8)
-                };
-                let far: Vec<usize> = (0..next.positions.len())
-                    .filter(|&i| {
-                        let ([x, y], [px, py]) = (next.positions[i], last.positions[i]);
-                        step(x, px).is_none() || step(y, py).is_none()
-                    })
-                    .collect();
+                // Objects keep their velocity between bounces, so a move is
+                // nearly the move before: code the change, -1, 0 or 1 on each
+                // axis (rounding), as 4 bits; anything else is listed.
+                let mut codes = Vec::with_capacity(next.positions.len());
+                let mut far = Vec::new();
+                next.steps.clear();
+                for (i, ([x, y], ([px, py], [sx, sy]))) in next
+                    .positions
+                    .iter()
+                    .zip(last.positions.iter().zip(&last.steps))
+                    .enumerate()
+                {
+                    let d = [
+                        i32::from(*x) - i32::from(*px),
+                        i32::from(*y) - i32::from(*py),
+                    ];
+                    let r = [d[0] - sx, d[1] - sy];
+                    if r.iter().all(|v| (-1..=1).contains(v)) {
+                        codes.push(((r[0] + 1) + 3 * (r[1] + 1)) as u8);
+                    } else {
+                        codes.push(FAR);
+                        far.push(i);
+                    }
+                    next.steps.push(d);
+                }
                 varint(out, far.len() as u64);
                 for &i in &far {
                     varint(out, i as u64);
@@ -553,13 +578,16 @@ impl Encoder {
                     out.extend_from_slice(&x.to_le_bytes());
                     out.extend_from_slice(&y.to_le_bytes());
                 }
-                for ([x, y], [px, py]) in next.positions.iter().zip(&last.positions) {
-                    match (step(*x, *px), step(*y, *py)) {
-                        (Some(dx), Some(dy)) => out.extend_from_slice(&[dx as u8, dy as u8]),
-                        _ => out.extend_from_slice(&[0x80, 0x80]),
-                    }
-                }
+                out.extend(
+                    codes
+                        .chunks(2)
+                        .map(|c| c[0] | c.get(1).map_or(0, |h| h << 4)),
+                );
             }
+        }
+        if key {
+            next.steps.clear();
+            next.steps.resize(next.positions.len(), [0, 0]);
         }
         // 2. Sizes.
         if sizes {
@@ -795,23 +823,33 @@ impl Decoder {
             pic.positions = (0..n)
                 .map(|_| Ok([r.u16()?, r.u16()?]))
                 .collect::<Result<_, String>>()?;
+            pic.steps = vec![[0, 0]; n];
         } else {
             let far = r.count(n, "far moves")?;
-            let mut listed = Vec::with_capacity(far);
+            let mut listed = vec![None; n];
             for _ in 0..far {
                 let i = r.count(n.saturating_sub(1), "a far move's index")?;
-                listed.push((i, [r.u16()?, r.u16()?]));
+                listed[i] = Some([r.u16()?, r.u16()?]);
             }
-            let steps = r.take(2 * n)?;
-            for (p, d) in pic.positions.iter_mut().zip(steps.chunks_exact(2)) {
-                if d != [0x80, 0x80] {
-                    let add =
-                        |q: u16, d: u8| (i32::from(q) + i32::from(d as i8)).clamp(0, 65535) as u16;
-                    *p = [add(p[0], d[0]), add(p[1], d[1])];
-                }
-            }
-            for (i, p) in listed {
-                pic.positions[i] = p;
+            let codes = r.take(n.div_ceil(2))?;
+            for i in 0..n {
+                let code = codes[i / 2] >> (4 * (i % 2)) & 15;
+                let was = pic.positions[i];
+                let now = match (code, listed[i]) {
+                    (FAR, Some(p)) => p,
+                    (0..=8, None) => {
+                        let (rx, ry) = (i32::from(code % 3) - 1, i32::from(code / 3) - 1);
+                        let [sx, sy] = pic.steps[i];
+                        let at = |q: u16, d: i32| (i32::from(q) + d).clamp(0, 65535) as u16;
+                        [at(was[0], sx + rx), at(was[1], sy + ry)]
+                    }
+                    _ => return Err(format!("object {i}: move code {code} does not fit")),
+                };
+                pic.steps[i] = [
+                    i32::from(now[0]) - i32::from(was[0]),
+                    i32::from(now[1]) - i32::from(was[1]),
+                ];
+                pic.positions[i] = now;
             }
         }
         // 2. Sizes.

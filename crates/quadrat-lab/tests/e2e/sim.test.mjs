@@ -165,6 +165,40 @@ function pixels(png) {
   };
 }
 
+test('the page decodes every frame to what the server counted', async () => {
+  await setControl('count', 5000);
+  await waitForHeader(() => frameHeader()?.count === 5000);
+  await page.locator('#view').focus();
+  await page.keyboard.down('ArrowRight');
+  const problems = [];
+  for (let k = 0; k < 40; k++) {
+    const found = await page.evaluate(() => {
+      const f = window.lab.frame;
+      const h = f.h;
+      const n = h.count + 1;
+      const q = (v) => Math.round((v * 65535) / window.lab.world);
+      const out = [];
+      if (f.objects.length !== 4 * n || f.marks.length !== n) out.push(`lengths ${f.objects.length}, ${f.marks.length} for ${n}`);
+      const px = f.objects[4 * (n - 1)];
+      const py = f.objects[4 * (n - 1) + 1];
+      if (Math.abs(px - q(h.player.x)) > 1 || Math.abs(py - q(h.player.y)) > 1) out.push(`frame ${h.frame}: player at ${px}, ${py}, header ${q(h.player.x)}, ${q(h.player.y)}`);
+      let colliding = 0;
+      for (let i = 0; i < n; i++) if (f.marks[i] & 2) colliding += 1;
+      if (colliding !== h.colliding) out.push(`frame ${h.frame}: ${colliding} marked colliding, header ${h.colliding}`);
+      let items = 0;
+      for (const c of f.leafItems) items += c;
+      if (items > n || f.leafDepth.length !== h.leaves || f.leaves.length !== 4 * h.leaves) out.push(`frame ${h.frame}: leaves ${h.leaves}, ${items} items`);
+      return out;
+    });
+    problems.push(...found);
+    await page.waitForTimeout(50);
+  }
+  await page.keyboard.up('ArrowRight');
+  assert.deepEqual(problems, []);
+  await setControl('count', 1000);
+  await waitForHeader(() => frameHeader()?.count === 1000);
+});
+
 test('the tree\'s box tests and time follow max_depth and max_items', async () => {
   await setControl('count', 20000);
   await waitForHeader(() => frameHeader()?.count === 20000);
