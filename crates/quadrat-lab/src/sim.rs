@@ -356,7 +356,7 @@ pub struct Figures {
     /// Objects that touch at least one other (or a wall).
     pub colliding: u32,
     /// Box tests the broad phase made this tick: with the quadtree, those
-    /// of its pair walk (as last counted, see [`Figures::tree`]); with
+    /// of its pair walk (as last counted, see [`Comparison::tree`]); with
     /// brute force, every pair.
     pub checks: u64,
     /// Pairs handed to the exact test (boxes touching).
@@ -1228,8 +1228,7 @@ fn time_brute_force(boxes: &[Aabb]) -> (Duration, bool) {
     (start.elapsed() * stride as u32, stride > 1)
 }
 
-/// The level's walls as `count` square tiles: a grid of [`ROOMS`] by
-/// [`ROOMS`] rooms, walled on every side, with a door in every inner wall.
+/// The level's walls as `count` square tiles: a grid of 5 by 5 rooms, walled on every side, with a door in every inner wall.
 /// The tiles are the cells of a square grid that lie on the walls; the
 /// grid is as fine as `count` needs (at most `count` cells lie on the
 /// walls, spread evenly when there are more), so more tiles make the same
