@@ -34,7 +34,10 @@ const FONT: &str = "sans-serif";
 
 const BACKGROUND: RGBColor = RGBColor(0xfb, 0xfb, 0xfd);
 const INK: RGBColor = RGBColor(0x1f, 0x29, 0x33);
-const NODE: RGBColor = RGBColor(0x8a, 0x96, 0xa8);
+const NODE: RGBColor = RGBColor(0x4a, 0x55, 0x68);
+/// The mixed layout's large objects: thin outlines in a pale tone, so that
+/// the nodes and the small objects under them stay readable.
+const LARGE: RGBColor = RGBColor(0x9c, 0xb8, 0xd4);
 const OBJECT: RGBColor = RGBColor(0x3e, 0x7c, 0xb1);
 const HIT: RGBColor = RGBColor(0xe4, 0x57, 0x2e);
 const QUERY: RGBColor = RGBColor(0xe8, 0xa3, 0x17);
@@ -271,15 +274,18 @@ fn draw<DB: DrawingBackend>(
     }
     let color = |hit: bool| if hit { HIT } else { OBJECT };
     let objects = || scene.boxes.iter().zip(&scene.hit).zip(&scene.large);
+    // Large objects first, as pale outlines only (a fill, even see-through,
+    // piles up where they overlap and buries what lies under them); then
+    // the nodes, then the small objects on top.
     for ((b, &hit), _) in objects().filter(|(_, large)| **large) {
-        root.draw(&fill(b, color(hit).mix(0.16)))?;
-        root.draw(&Rectangle::new(px(b), color(hit).stroke_width(2)))?;
+        let outline = if hit { HIT.mix(0.6) } else { LARGE.mix(0.9) };
+        root.draw(&Rectangle::new(px(b), outline.stroke_width(1)))?;
+    }
+    for node in &scene.nodes {
+        root.draw(&Rectangle::new(px(node), NODE.mix(0.55).stroke_width(1)))?;
     }
     for ((b, &hit), _) in objects().filter(|(_, large)| !**large) {
         root.draw(&fill(b, color(hit).mix(if hit { 0.95 } else { 0.8 })))?;
-    }
-    for node in &scene.nodes {
-        root.draw(&Rectangle::new(px(node), NODE.stroke_width(1)))?;
     }
     if let Some(area) = scene.query {
         root.draw(&Rectangle::new(px(&area), QUERY.stroke_width(2)))?;
@@ -320,7 +326,9 @@ fn write_png(path: &Path, (w, h): (u32, u32), rgb: &[u8]) -> Result<(), Error> {
 }
 
 fn parse_layout(s: &str) -> Result<Layout, String> {
-    sim::layout_by_name(s)
+    Layout::ALL
+        .into_iter()
+        .find(|l| l.name() == s)
         .ok_or_else(|| format!("unknown layout `{s}` (expected uniform, clustered or mixed)"))
 }
 

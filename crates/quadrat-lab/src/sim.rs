@@ -4,6 +4,17 @@
 //! broad phase (the quadtree, or brute force for comparison) and the exact
 //! narrow phase ([`Shape::contact`]) on the pairs it finds.
 //!
+//! The "level" scene is a tile map instead: static wall tiles and the
+//! movers and player in one [`CollisionWorld`], whose step costs only what
+//! moved (the tiles at rest cost nothing), movers bouncing off the walls
+//! and the player blocked by them.
+//!
+//! Each tick also measures what the broad phase's work is worth: the box
+//! tests of the tree's pair walk ([`QuadTree::pair_stats`]) against a
+//! plain sort-and-sweep over every box and against brute force, `n (n −
+//! 1) / 2` tests, each timed (brute force on a sample of rows above
+//! [`BRUTE_FORCE_MAX`] objects, scaled up, and marked as estimated).
+//!
 //! One [`Simulation`] runs per browser tab. It knows nothing of the network:
 //! the server feeds it [`Settings`] and input and encodes what it holds into
 //! frames.
@@ -12,17 +23,24 @@
 //! use quadrat_lab::sim::{Settings, Simulation};
 //! let mut sim = Simulation::new(Settings { count: 500, ..Settings::default() }).unwrap();
 //! sim.set_query(Some(quadrat::Aabb::new([0.0, 0.0], [500.0, 500.0])));
-//! sim.tick(true);
+//! for _ in 0..6 {
+//!     sim.tick(true); // the comparisons take turns over six ticks
+//! }
 //! let figures = sim.figures();
 //! assert_eq!(sim.count(), 500);
 //! assert!(figures.query_hits > 0);
-//! assert!(figures.checks < 500 * 499 / 2); // what the quadtree saved
+//! let compare = figures.compare;
+//! assert_eq!(compare.brute_tests, 501 * 500 / 2); // the player is an object too
+//! assert!(compare.tree.box_tests < compare.sweep_tests); // what the quadtree saved
+//! assert!(compare.sweep_tests < compare.brute_tests);
 //! ```
 
 use std::time::{Duration, Instant};
 
 use quadrat::scenario::{Layout, Rng, Scenario};
-use quadrat::{Aabb, Config, MAX_DEPTH, QuadTree, Shape, Vec2};
+use quadrat::{
+    Aabb, CollisionWorld, Config, Filter, Key, Layers, MAX_DEPTH, PairStats, QuadTree, Shape, Vec2,
+};
 
 /// Side of the square world `[0, WORLD]²` the objects live in.
 pub const WORLD: f32 = 1000.0;
@@ -37,6 +55,37 @@ pub const MAX_COUNT: usize = 100_000;
 /// `n (n − 1) / 2` pair tests a tick (12.5 million at this count) would
 /// stall the page.
 pub const BRUTE_FORCE_MAX: usize = 5_000;
+
+/// The most static tiles the level scene holds.
+pub const TILES_MAX: usize = 1_000_000;
+
+/// How many ticks one round of the comparisons takes: the tree's counted
+/// walk, the sort-and-sweep and brute force each run once a round, on
+/// different ticks, so that no tick pays for all three.
+const COMPARE_EVERY: u64 = 6;
+
+/// Brute force is timed on a sample of rows when all of them would make
+/// more box tests than this.
+const BRUTE_SAMPLE_TESTS: u64 = 2_000_000;
+
+/// A tile's value in the level's world has this bit set (movers and the
+/// player have their index).
+const TILE: u32 = 1 << 31;
+
+/// Layers of the level scene: walls meet movers and the player, never
+/// each other.
+const WALL: Layers = Layers::bit(0);
+const MOVER: Layers = Layers::bit(1);
+
+/// Radius of a level mover at size factor 1.
+const MOVER_RADIUS: f32 = 5.0;
+
+/// The level's rooms: a grid of this many by this many, with doors.
+const ROOMS: usize = 5;
+
+/// Width of a door between two rooms, and the least thickness of a wall.
+const DOOR: f32 = 70.0;
+const WALL_THICKNESS: f32 = 12.0;
 
 /// The largest split threshold the lab accepts.
 pub const MAX_ITEMS_LIMIT: usize = 1024;
@@ -95,6 +144,43 @@ impl BroadPhase {
     }
 }
 
+/// What the world holds: objects laid out by a [`Layout`], or the level,
+/// a tile map.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scene {
+    /// Objects laid out by [`quadrat::scenario`], bouncing off the border.
+    Objects(Layout),
+    /// Static wall tiles in a [`CollisionWorld`], movers bouncing off them
+    /// and the player walking through.
+    Level,
+}
+
+impl Scene {
+    /// Every scene, in the order the page lists them.
+    pub const ALL: [Scene; 4] = [
+        Scene::Objects(Layout::Uniform),
+        Scene::Objects(Layout::Clustered),
+        Scene::Objects(Layout::MixedSizes),
+        Scene::Level,
+    ];
+
+    /// The name used on the wire: the layout's name ([`Layout::name`]) or
+    /// `level`.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Scene::Objects(layout) => layout.name(),
+            Scene::Level => "level",
+        }
+    }
+
+    /// The scene called `name`.
+    #[must_use]
+    pub fn by_name(name: &str) -> Option<Scene> {
+        Scene::ALL.into_iter().find(|s| s.name() == name)
+    }
+}
+
 /// Everything the page can set.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Settings {
@@ -105,8 +191,10 @@ pub struct Settings {
     pub size: f32,
     /// Factor on the objects' natural speed ([`SPEED_RANGE`]).
     pub speed: f32,
-    /// Where objects start and how big they are.
-    pub layout: Layout,
+    /// Where objects start and how big they are, or the level.
+    pub scene: Scene,
+    /// Static tiles of the level scene (0 to [`TILES_MAX`]).
+    pub tiles: usize,
     /// The tree's split threshold (1 to [`MAX_ITEMS_LIMIT`]).
     pub max_items: usize,
     /// The tree's deepest level (at most [`quadrat::MAX_DEPTH`]).
@@ -126,7 +214,8 @@ impl Default for Settings {
             count: 1_000,
             size: 1.0,
             speed: 1.0,
-            layout: Layout::Uniform,
+            scene: Scene::Objects(Layout::Uniform),
+            tiles: 20_000,
             max_items: 8,
             max_depth: Config::default().max_depth,
             broad_phase: BroadPhase::Quadtree,
@@ -170,6 +259,19 @@ impl Settings {
                 self.max_depth
             ));
         }
+        if self.tiles > TILES_MAX {
+            return Err(format!(
+                "tiles must be at most {} (got {})",
+                thousands(TILES_MAX as u64),
+                thousands(self.tiles as u64)
+            ));
+        }
+        if self.broad_phase == BroadPhase::BruteForce && self.scene == Scene::Level {
+            return Err(
+                "the level scene finds its pairs with the collision world: choose the quadtree"
+                    .to_owned(),
+            );
+        }
         if self.broad_phase == BroadPhase::BruteForce && self.count > BRUTE_FORCE_MAX {
             let tests = BRUTE_FORCE_MAX as u64 * (BRUTE_FORCE_MAX as u64 - 1) / 2;
             return Err(format!(
@@ -200,12 +302,6 @@ fn check_factor(field: &str, value: f32, (lo, hi): (f32, f32)) -> Result<(), Str
             "{field} must be between {lo} and {hi} (got {value})"
         ))
     }
-}
-
-/// The layout named `uniform`, `clustered` or `mixed` ([`Layout::name`]).
-#[must_use]
-pub fn layout_by_name(name: &str) -> Option<Layout> {
-    Layout::ALL.into_iter().find(|l| l.name() == name)
 }
 
 /// `1234567` as `1,234,567`.
@@ -254,12 +350,14 @@ impl Marks {
 /// The figures of the last tick.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Figures {
-    /// Pairs of objects that touch (exact test), the player included.
+    /// Pairs of objects that touch (exact test), the player included; in
+    /// the level, every contact the world's step reports (walls included).
     pub pairs: u32,
-    /// Objects that touch at least one other.
+    /// Objects that touch at least one other (or a wall).
     pub colliding: u32,
-    /// Pairs whose boxes the broad phase compared and handed on: with the
-    /// quadtree, the pairs whose boxes touch; with brute force, every pair.
+    /// Box tests the broad phase made this tick: with the quadtree, those
+    /// of its pair walk (as last counted, see [`Comparison::tree`]); with
+    /// brute force, every pair.
     pub checks: u64,
     /// Pairs handed to the exact test (boxes touching).
     pub candidates: u64,
@@ -269,21 +367,88 @@ pub struct Figures {
     pub player_candidates: u32,
     /// Objects the player touches (exact test).
     pub player_contacts: u32,
-    /// Time to move the boxes in the tree ([`QuadTree::update_all`]).
+    /// Time to move the boxes in the tree ([`QuadTree::update_all`]), or
+    /// the bodies in the level's world.
     pub update: Duration,
     /// Time to find the pairs and run the exact test on each.
     pub pair_time: Duration,
+    /// Time of the broad phase alone this tick: the tree's pair walk, or
+    /// brute force's loops.
+    pub broad_time: Duration,
+    /// Time of the exact tests alone this tick.
+    pub exact_time: Duration,
     /// Nodes of the tree.
     pub nodes: u32,
     /// Deepest level of the tree.
     pub depth: u8,
+    /// What finding the pairs costs three ways, measured in turns.
+    pub compare: Comparison,
+    /// The level scene's step.
+    pub level: LevelFigures,
+}
+
+/// The same pairs found three ways, counted and timed: the tree's pair
+/// walk, a plain sort-and-sweep over every box, and brute force. Each is
+/// measured once every few ticks (one of them a tick), so the figures are
+/// at most that old.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Comparison {
+    /// The tree's walk, counted by [`QuadTree::pair_stats`]; zero in
+    /// brute-force mode (no tree is kept) and in the level.
+    pub tree: PairStats,
+    /// Time of the tree's walk (collecting the candidate pairs).
+    pub tree_time: Duration,
+    /// Box tests of a sort-and-sweep over every box: sorted by `min.x`,
+    /// each box against the following ones until one starts right of its
+    /// end.
+    pub sweep_tests: u64,
+    /// Time of the sort-and-sweep, the sort included.
+    pub sweep_time: Duration,
+    /// Box tests of brute force: `n (n − 1) / 2`.
+    pub brute_tests: u64,
+    /// Time of brute force's box tests.
+    pub brute_time: Duration,
+    /// `brute_time` is estimated from a sample of rows (too many objects to
+    /// run them all every few ticks).
+    pub brute_estimated: bool,
+}
+
+/// What the level scene's step did this tick ([`quadrat::Events`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LevelFigures {
+    /// Static tiles in the level.
+    pub tiles: u32,
+    /// Bodies that moved (changed) since the last step.
+    pub moved: u32,
+    /// Pairs the step's broad phase examined: only pairs with a moved body
+    /// (or every pair, when it took the full pass).
+    pub candidates: u32,
+    /// Exact tests the step ran.
+    pub exact_tests: u32,
+    /// The step took the full pass over the tree (too many bodies moved
+    /// for one query each).
+    pub full_pass: bool,
+}
+
+/// The level scene's state: its world, the tiles as drawn, and which of
+/// them some body touches.
+#[derive(Debug)]
+struct Level {
+    world: CollisionWorld<u32>,
+    /// Per object (the player last), its body's key.
+    keys: Vec<Key>,
+    tiles: Vec<Aabb>,
+    version: u32,
+    touched: Vec<u32>,
+    contacts: Vec<(u32, u32, quadrat::Contact)>,
 }
 
 /// One tab's world: objects, player, tree and the figures of the last tick.
 ///
 /// Objects are indexed `0..count()`; the player is the last object, at
 /// index [`count()`](Simulation::count). The tree stores every object's box
-/// with its index as the value.
+/// with its index as the value (in the level, the world's tree also holds
+/// the tiles).
 #[derive(Debug)]
 pub struct Simulation {
     settings: Settings,
@@ -302,6 +467,16 @@ pub struct Simulation {
     query: Option<Aabb>,
     picked: Option<(u32, f32)>,
     figures: Figures,
+    /// This tick's candidate pairs, between the broad phase and the exact
+    /// test.
+    candidates: Vec<(u32, u32)>,
+    /// The objects by `min.x`, as the last sort-and-sweep left them.
+    sweep_order: Vec<u32>,
+    ticks: u64,
+    compare: Comparison,
+    level: Option<Level>,
+    /// Version of the level's tiles: a new one for each new level.
+    tiles_version: u32,
 }
 
 impl Simulation {
@@ -323,6 +498,12 @@ impl Simulation {
             query: None,
             picked: None,
             figures: Figures::default(),
+            candidates: Vec::new(),
+            sweep_order: Vec::new(),
+            ticks: 0,
+            compare: Comparison::default(),
+            level: None,
+            tiles_version: 0,
         };
         sim.spawn(Vec2::splat(WORLD / 2.0));
         Ok(sim)
@@ -335,22 +516,36 @@ impl Simulation {
     }
 
     /// Changes the settings, doing only the work each change needs: a new
-    /// count, layout or seed lays the objects out afresh, a new size
-    /// rescales them, a new `max_items` or `max_depth` rebuilds the tree.
+    /// count, scene or seed lays the objects out afresh, a new size
+    /// rescales them, a new `max_items` or `max_depth` rebuilds the tree
+    /// (in the level, any of these and a new tile count build a new level).
     /// Invalid settings are refused with a message and change nothing.
     pub fn apply(&mut self, settings: Settings) -> Result<(), String> {
         settings.validate()?;
         let old = std::mem::replace(&mut self.settings, settings);
-        if (old.count, old.layout, old.seed) != (settings.count, settings.layout, settings.seed) {
+        let level_changed = settings.scene == Scene::Level
+            && (old.size, old.tiles, old.config())
+                != (settings.size, settings.tiles, settings.config());
+        if (old.count, old.scene, old.seed) != (settings.count, settings.scene, settings.seed)
+            || level_changed
+        {
             self.picked = None;
             let player = self.positions[old.count];
+            self.compare = Comparison::default();
             self.spawn(player);
         } else {
             if old.size != settings.size {
                 self.resize();
             }
             if old.config() != settings.config() {
+                self.compare = Comparison::default();
                 self.build_tree();
+            }
+            if old.broad_phase != settings.broad_phase {
+                self.compare = Comparison::default();
+                if settings.broad_phase == BroadPhase::Quadtree {
+                    self.build_tree();
+                }
             }
         }
         Ok(())
@@ -393,17 +588,27 @@ impl Simulation {
     }
 
     /// Picks the object nearest to `p` (by the exact distance to its shape,
-    /// through [`QuadTree::nearest_with`]), or clears the pick. Returns the
-    /// picked index and its distance.
+    /// through [`QuadTree::nearest_with`]; by every object in brute-force
+    /// mode, where no tree is kept), or clears the pick. Tiles are never
+    /// picked. Returns the picked index and its distance.
     pub fn pick(&mut self, p: Option<Vec2>) -> Option<(u32, f32)> {
+        let (positions, shapes) = (&self.positions, &self.shapes);
         self.picked = p.and_then(|p| {
-            let (positions, shapes) = (&self.positions, &self.shapes);
+            if self.settings.broad_phase == BroadPhase::BruteForce {
+                return (0..positions.len())
+                    .map(|i| (i as u32, shapes[i].distance_to_point(positions[i], p)))
+                    .min_by(|a, b| a.1.total_cmp(&b.1));
+            }
+            let tree = self.level.as_ref().map_or(&self.tree, |l| l.world.tree());
             let exact = |_, &i: &u32, _| {
+                if i & TILE != 0 {
+                    return None;
+                }
                 let i = i as usize;
                 Some(shapes[i].distance_to_point(positions[i], p))
             };
-            let (key, dist) = *self.tree.nearest_with(p, 1, exact).first()?;
-            Some((self.tree[key], dist))
+            let (key, dist) = *tree.nearest_with(p, 1, exact).first()?;
+            Some((tree[key], dist))
         });
         self.picked
     }
@@ -432,10 +637,36 @@ impl Simulation {
         &self.marks
     }
 
-    /// The broad phase's tree.
+    /// The broad phase's tree: in the level, the world's (tiles included,
+    /// their values with the top bit set). Not kept up to date in
+    /// brute-force mode, where [`Simulation::tree_kept`] is `false`.
     #[must_use]
     pub fn tree(&self) -> &QuadTree<u32> {
-        &self.tree
+        self.level.as_ref().map_or(&self.tree, |l| l.world.tree())
+    }
+
+    /// `false` in brute-force mode: the tree is then neither updated nor
+    /// meaningful.
+    #[must_use]
+    pub fn tree_kept(&self) -> bool {
+        self.settings.broad_phase == BroadPhase::Quadtree
+    }
+
+    /// The level's static tiles (empty in the other scenes), and their
+    /// version: a new one whenever the tiles change.
+    #[must_use]
+    pub fn tiles(&self) -> (&[Aabb], u32) {
+        match &self.level {
+            Some(level) => (&level.tiles, level.version),
+            None => (&[], 0),
+        }
+    }
+
+    /// The indices of the tiles some body touched in the last tick, in
+    /// order.
+    #[must_use]
+    pub fn touched_tiles(&self) -> &[u32] {
+        self.level.as_ref().map_or(&[], |l| &l.touched)
     }
 
     /// The figures of the last tick.
@@ -448,8 +679,13 @@ impl Simulation {
     /// the border), moves the player when steered, updates the tree, finds
     /// the touching pairs, and answers the query, the player's questions and
     /// the pick. With `advance` false, only the player moves: the page can
-    /// explore a paused world.
+    /// explore a paused world. In brute-force mode the tree is left alone.
     pub fn tick(&mut self, advance: bool) {
+        self.ticks += 1;
+        if self.level.is_some() {
+            self.tick_level(advance);
+            return;
+        }
         let n = self.count();
         if advance {
             let speed = self.settings.speed * DT;
@@ -480,19 +716,52 @@ impl Simulation {
         {
             *b = shape.aabb(p);
         }
-        let boxes = &self.boxes;
-        self.tree.update_all(|_, &i, _| boxes[i as usize]);
+        let brute = !self.tree_kept();
+        if !brute {
+            let boxes = &self.boxes;
+            self.tree.update_all(|_, &i, _| boxes[i as usize]);
+        }
         let update = start.elapsed();
 
         for m in &mut self.marks {
             m.0 &= Marks::BOX | Marks::LARGE;
         }
         let start = Instant::now();
-        let (checks, candidates, pairs) = match self.settings.broad_phase {
-            BroadPhase::Quadtree => self.pairs_by_tree(),
-            BroadPhase::BruteForce => self.pairs_by_brute_force(),
-        };
-        let pair_time = start.elapsed();
+        self.candidates.clear();
+        if brute {
+            let boxes = &self.boxes;
+            for i in 0..boxes.len() {
+                for j in i + 1..boxes.len() {
+                    if boxes[i].intersects(&boxes[j]) {
+                        self.candidates.push((i as u32, j as u32));
+                    }
+                }
+            }
+        } else {
+            let (tree, candidates) = (&self.tree, &mut self.candidates);
+            tree.for_each_pair(|a, b| candidates.push((tree[a], tree[b])));
+        }
+        let broad_time = start.elapsed();
+        let start = Instant::now();
+        let mut pairs = 0;
+        for &(i, j) in &self.candidates {
+            let (i, j) = (i as usize, j as usize);
+            if touch(&self.shapes, &self.positions, i, j) {
+                pairs += 1;
+                self.marks[i].0 |= Marks::COLLIDING;
+                self.marks[j].0 |= Marks::COLLIDING;
+            }
+        }
+        let exact_time = start.elapsed();
+        let all = pairs_of(self.boxes.len());
+        if brute {
+            self.compare.brute_tests = all;
+            self.compare.brute_time = broad_time;
+            self.compare.brute_estimated = false;
+        } else {
+            self.compare.tree_time = broad_time;
+        }
+        self.measure(brute);
 
         let query_hits = self.mark_query();
         let (player_candidates, player_contacts) = self.mark_player();
@@ -501,81 +770,230 @@ impl Simulation {
         }
         self.figures = Figures {
             pairs,
-            colliding: self
-                .marks
+            colliding: self.count_colliding(),
+            checks: if brute {
+                all
+            } else {
+                self.compare.tree.box_tests
+            },
+            candidates: self.candidates.len() as u64,
+            query_hits,
+            player_candidates,
+            player_contacts,
+            update,
+            pair_time: broad_time + exact_time,
+            broad_time,
+            exact_time,
+            nodes: if brute {
+                0
+            } else {
+                self.tree.node_count() as u32
+            },
+            depth: if brute { 0 } else { self.tree.depth() },
+            compare: self.compare,
+            level: LevelFigures::default(),
+        };
+    }
+
+    fn count_colliding(&self) -> u32 {
+        self.marks
+            .iter()
+            .filter(|m| m.has(Marks::COLLIDING))
+            .count() as u32
+    }
+
+    /// One of the comparisons, in turn: the tree's counted walk, the
+    /// sort-and-sweep, brute force (timed by the tick itself in
+    /// brute-force mode).
+    fn measure(&mut self, brute: bool) {
+        match self.ticks % COMPARE_EVERY {
+            0 if !brute => self.compare.tree = self.tree.pair_stats(),
+            0 => self.compare.tree = PairStats::default(),
+            2 => {
+                let start = Instant::now();
+                self.compare.sweep_tests = sweep(&self.boxes, &mut self.sweep_order);
+                self.compare.sweep_time = start.elapsed();
+            }
+            4 if !brute => {
+                let (time, estimated) = time_brute_force(&self.boxes);
+                self.compare.brute_tests = pairs_of(self.boxes.len());
+                self.compare.brute_time = time;
+                self.compare.brute_estimated = estimated;
+            }
+            _ => {}
+        }
+    }
+
+    /// The level's tick: movers move and bounce off the border, the world
+    /// steps, movers that touch a wall are pushed out of it and bounce, the
+    /// player is stopped by walls.
+    fn tick_level(&mut self, advance: bool) {
+        let n = self.count();
+        if advance {
+            let speed = self.settings.speed * DT;
+            for i in 0..n {
+                let half = half_extents(&self.shapes[i]);
+                let (p, v) = bounce(
+                    self.positions[i] + self.velocities[i] * speed,
+                    self.velocities[i],
+                    half,
+                );
+                self.positions[i] = p;
+                self.velocities[i] = v;
+            }
+        }
+        if self.player_moving() {
+            let step = self.player_direction * (PLAYER_SPEED * DT);
+            let half = Vec2::splat(PLAYER_HALF);
+            self.positions[n] = (self.positions[n] + step)
+                .max(half)
+                .min(Vec2::splat(WORLD) - half);
+        }
+        let level = self.level.as_mut().expect("the level scene has a level");
+        let start = Instant::now();
+        for (&key, &p) in level.keys.iter().zip(&self.positions) {
+            level.world.set_position(key, p);
+        }
+        let update = start.elapsed();
+
+        let start = Instant::now();
+        level.world.step();
+        let events = level.world.events();
+        let figures = LevelFigures {
+            tiles: level.tiles.len() as u32,
+            moved: events.changed as u32,
+            candidates: events.candidates as u32,
+            exact_tests: events.exact_tests as u32,
+            full_pass: events.full_pass,
+        };
+        let world = &level.world;
+        level.contacts.clear();
+        level.contacts.extend(
+            events
+                .contacts
                 .iter()
-                .filter(|m| m.has(Marks::COLLIDING))
-                .count() as u32,
-            checks,
-            candidates,
+                .map(|c| (world[c.a], world[c.b], c.contact)),
+        );
+        let pair_time = start.elapsed();
+
+        for m in &mut self.marks {
+            m.0 &= Marks::BOX | Marks::LARGE;
+        }
+        level.touched.clear();
+        let mut player_contacts = 0;
+        for &(a, b, contact) in &level.contacts {
+            match (a & TILE != 0, b & TILE != 0) {
+                (false, false) => {
+                    let (a, b) = (a as usize, b as usize);
+                    self.marks[a].0 |= Marks::COLLIDING;
+                    self.marks[b].0 |= Marks::COLLIDING;
+                    for (me, other) in [(a, b), (b, a)] {
+                        if me == n {
+                            player_contacts += 1;
+                            self.marks[other].0 |= Marks::CONTACT;
+                        }
+                    }
+                }
+                (true, true) => {}
+                (a_tile, _) => {
+                    // The body is pushed out of the tile along the normal,
+                    // which points from `a` to `b`.
+                    let (tile, body, away) = if a_tile {
+                        (a, b as usize, contact.normal)
+                    } else {
+                        (b, a as usize, -contact.normal)
+                    };
+                    level.touched.push(tile & !TILE);
+                    self.marks[body].0 |= Marks::COLLIDING;
+                    self.positions[body] += away * contact.depth;
+                    let v = self.velocities[body];
+                    let along = v.x * away.x + v.y * away.y;
+                    if along < 0.0 {
+                        self.velocities[body] = v - away * (2.0 * along);
+                    }
+                }
+            }
+        }
+        level.touched.sort_unstable();
+        level.touched.dedup();
+        for (b, (shape, &p)) in self
+            .boxes
+            .iter_mut()
+            .zip(self.shapes.iter().zip(&self.positions))
+        {
+            *b = shape.aabb(p);
+        }
+        let pairs = level.contacts.len() as u32;
+        let (nodes, depth) = (
+            level.world.tree().node_count() as u32,
+            level.world.tree().depth(),
+        );
+        let query_hits = self.mark_query();
+        let (player_candidates, _) = self.mark_player();
+        if let Some((i, _)) = self.picked {
+            self.marks[i as usize].0 |= Marks::PICKED;
+        }
+        self.figures = Figures {
+            pairs,
+            colliding: self.count_colliding(),
+            checks: u64::from(figures.candidates),
+            candidates: u64::from(figures.exact_tests),
             query_hits,
             player_candidates,
             player_contacts,
             update,
             pair_time,
-            nodes: self.tree.node_count() as u32,
-            depth: self.tree.depth(),
+            broad_time: pair_time,
+            exact_time: Duration::ZERO,
+            nodes,
+            depth,
+            compare: Comparison::default(),
+            level: figures,
         };
     }
 
-    /// Pairs from the tree, each checked exactly: `(checks, candidates,
-    /// touching)`, where checks and candidates are the same.
-    fn pairs_by_tree(&mut self) -> (u64, u64, u32) {
-        let (tree, positions, shapes, marks) =
-            (&self.tree, &self.positions, &self.shapes, &mut self.marks);
-        let (mut candidates, mut touching) = (0u64, 0u32);
-        tree.for_each_pair(|a, b| {
-            candidates += 1;
-            let (i, j) = (tree[a] as usize, tree[b] as usize);
-            if touch(shapes, positions, i, j) {
-                touching += 1;
-                marks[i].0 |= Marks::COLLIDING;
-                marks[j].0 |= Marks::COLLIDING;
-            }
-        });
-        (candidates, candidates, touching)
-    }
-
-    /// Every pair's boxes compared, and the exact test where they touch.
-    fn pairs_by_brute_force(&mut self) -> (u64, u64, u32) {
-        let (boxes, positions, shapes, marks) =
-            (&self.boxes, &self.positions, &self.shapes, &mut self.marks);
-        let (mut candidates, mut touching) = (0u64, 0u32);
-        for i in 0..boxes.len() {
-            for j in i + 1..boxes.len() {
-                if boxes[i].intersects(&boxes[j]) {
-                    candidates += 1;
-                    if touch(shapes, positions, i, j) {
-                        touching += 1;
-                        marks[i].0 |= Marks::COLLIDING;
-                        marks[j].0 |= Marks::COLLIDING;
-                    }
-                }
-            }
-        }
-        let n = boxes.len() as u64;
-        (n * (n - 1) / 2, candidates, touching)
-    }
-
-    /// Marks what the query rectangle returns; how many.
+    /// Marks what the query rectangle returns (tiles aside); how many.
     fn mark_query(&mut self) -> u32 {
         let Some(area) = self.query else { return 0 };
         let mut hits = 0;
-        for (_, &i) in self.tree.query(area) {
-            self.marks[i as usize].0 |= Marks::IN_QUERY;
-            hits += 1;
+        if !self.tree_kept() {
+            for (i, b) in self.boxes.iter().enumerate() {
+                if b.intersects(&area) {
+                    self.marks[i].0 |= Marks::IN_QUERY;
+                    hits += 1;
+                }
+            }
+            return hits;
+        }
+        let tree = self.level.as_ref().map_or(&self.tree, |l| l.world.tree());
+        for (_, &i) in tree.query(area) {
+            if i & TILE == 0 {
+                self.marks[i as usize].0 |= Marks::IN_QUERY;
+                hits += 1;
+            }
         }
         hits
     }
 
     /// Marks the player, its candidates (boxes touching its box) and its
-    /// contacts (exact test); how many of each.
+    /// contacts (exact test); how many of each. Tiles are not counted.
     fn mark_player(&mut self) -> (u32, u32) {
         let p = self.count();
         self.marks[p].0 |= Marks::PLAYER;
+        let player = self.boxes[p];
+        let found: Vec<usize> = if self.tree_kept() {
+            let tree = self.level.as_ref().map_or(&self.tree, |l| l.world.tree());
+            tree.query(player)
+                .filter(|&(_, &i)| i & TILE == 0)
+                .map(|(_, &i)| i as usize)
+                .collect()
+        } else {
+            (0..self.boxes.len())
+                .filter(|&i| self.boxes[i].intersects(&player))
+                .collect()
+        };
         let (mut candidates, mut contacts) = (0, 0);
-        for (_, &i) in self.tree.query(self.boxes[p]) {
-            let i = i as usize;
+        for i in found {
             if i == p {
                 continue;
             }
@@ -589,11 +1007,19 @@ impl Simulation {
         (candidates, contacts)
     }
 
-    /// Lays out `count` objects from the scenario, with the player at
-    /// `player`, and builds the tree.
+    /// Lays out `count` objects from the scenario (or the level), with the
+    /// player at `player`, and builds the tree.
     fn spawn(&mut self, player: Vec2) {
         let s = self.settings;
-        let scenario = Scenario::with_overlaps(s.layout, s.count, s.seed, OVERLAPS);
+        let layout = match s.scene {
+            Scene::Objects(layout) => layout,
+            Scene::Level => {
+                self.spawn_level(player);
+                return;
+            }
+        };
+        self.level = None;
+        let scenario = Scenario::with_overlaps(layout, s.count, s.seed, OVERLAPS);
         let scale = (MAX_NATURAL_SIDE / scenario.size).min(1.0);
         let mut rng = Rng::new(s.seed ^ 0x1AB5_1AB5);
         let mut shape_of = |half: f32| {
@@ -632,6 +1058,85 @@ impl Simulation {
         self.build_tree();
     }
 
+    /// The level: its tiles, then movers placed clear of them, and the
+    /// player, all in a new collision world.
+    fn spawn_level(&mut self, player: Vec2) {
+        let s = self.settings;
+        let tiles = level_tiles(s.tiles);
+        let mut world = CollisionWorld::with_config(world(), s.config());
+        world.add_many(tiles.iter().enumerate().map(|(i, b)| {
+            let shape = Shape::Aabb {
+                half_extents: b.size() * 0.5,
+            };
+            (
+                shape,
+                b.center(),
+                Filter::on(WALL).colliding_with(MOVER),
+                TILE | i as u32,
+            )
+        }));
+        let radius = MOVER_RADIUS * s.size;
+        let mut rng = Rng::new(s.seed ^ 0x1E7E_1E7E);
+        let clear = |world: &CollisionWorld<u32>, b: Aabb| world.tree().query(b).next().is_none();
+        self.positions = (0..s.count)
+            .map(|_| {
+                let mut p = Vec2::ZERO;
+                for _ in 0..30 {
+                    p = Vec2::new(
+                        rng.range(radius, WORLD - radius),
+                        rng.range(radius, WORLD - radius),
+                    );
+                    if clear(&world, Aabb::from_center(p, [radius, radius])) {
+                        break;
+                    }
+                }
+                p
+            })
+            .collect();
+        let mut player = player;
+        let half = Vec2::splat(PLAYER_HALF);
+        if !clear(&world, Aabb::from_center(player, half)) {
+            // The middle of a room.
+            let room = WORLD / ROOMS as f32;
+            player = Vec2::splat(room * (ROOMS / 2) as f32 + room / 2.0);
+        }
+        self.positions.push(player);
+        self.velocities = (0..s.count)
+            .map(|_| {
+                let angle = rng.range(0.0, core::f32::consts::TAU);
+                Vec2::new(angle.cos(), angle.sin()) * (BASE_SPEED * rng.range(0.5, 1.0))
+            })
+            .collect();
+        self.velocities.push(Vec2::ZERO);
+        self.natural = vec![
+            Shape::Circle {
+                radius: MOVER_RADIUS
+            };
+            s.count
+        ];
+        self.natural.push(Shape::Aabb { half_extents: half });
+        self.large = vec![false; s.count + 1];
+        self.resize();
+        let filter = Filter::on(MOVER).colliding_with(MOVER | WALL);
+        let keys = world.add_many(
+            self.shapes
+                .iter()
+                .zip(&self.positions)
+                .enumerate()
+                .map(|(i, (&shape, &p))| (shape, p, filter, i as u32)),
+        );
+        self.tiles_version += 1;
+        self.tree = QuadTree::with_config(self.tree.world(), s.config());
+        self.level = Some(Level {
+            world,
+            keys,
+            tiles,
+            version: self.tiles_version,
+            touched: Vec::new(),
+            contacts: Vec::new(),
+        });
+    }
+
     /// Recomputes the shapes (and marks and boxes) from the natural shapes
     /// and the size factor; the player keeps its size.
     fn resize(&mut self) {
@@ -666,6 +1171,112 @@ impl Simulation {
         tree.insert_many(self.boxes.iter().enumerate().map(|(i, &b)| (b, i as u32)));
         self.tree = tree;
     }
+}
+
+/// `n (n − 1) / 2`.
+fn pairs_of(n: usize) -> u64 {
+    let n = n as u64;
+    n * n.saturating_sub(1) / 2
+}
+
+/// A plain sort-and-sweep over `boxes`: `order` sorted by `min.x` (from
+/// its last order, which is nearly sorted when things move a little), then
+/// each box tested against the following ones until one starts right of
+/// its end. Returns the box tests made.
+fn sweep(boxes: &[Aabb], order: &mut Vec<u32>) -> u64 {
+    if order.len() != boxes.len() {
+        *order = (0..boxes.len() as u32).collect();
+    }
+    order.sort_by(|&a, &b| boxes[a as usize].min.x.total_cmp(&boxes[b as usize].min.x));
+    let (mut tests, mut pairs) = (0u64, 0u64);
+    for (k, &i) in order.iter().enumerate() {
+        let a = boxes[i as usize];
+        for &j in &order[k + 1..] {
+            tests += 1;
+            let b = &boxes[j as usize];
+            if b.min.x > a.max.x {
+                break;
+            }
+            if b.min.y <= a.max.y && a.min.y <= b.max.y {
+                pairs += 1;
+            }
+        }
+    }
+    std::hint::black_box(pairs);
+    tests
+}
+
+/// Times brute force's box tests: every pair up to [`BRUTE_FORCE_MAX`]
+/// objects, above that every k-th row of the triangle, the time scaled by
+/// k (and said to be estimated).
+fn time_brute_force(boxes: &[Aabb]) -> (Duration, bool) {
+    let n = boxes.len();
+    let stride = if n <= BRUTE_FORCE_MAX + 1 {
+        1
+    } else {
+        pairs_of(n).div_ceil(BRUTE_SAMPLE_TESTS) as usize
+    };
+    let start = Instant::now();
+    let mut hits = 0u64;
+    for i in (0..n).step_by(stride) {
+        let a = boxes[i];
+        for b in &boxes[i + 1..] {
+            hits += u64::from(a.intersects(b));
+        }
+    }
+    std::hint::black_box(hits);
+    (start.elapsed() * stride as u32, stride > 1)
+}
+
+/// The level's walls as `count` square tiles: a grid of 5 by 5 rooms, walled on every side, with a door in every inner wall.
+/// The tiles are the cells of a square grid that lie on the walls; the
+/// grid is as fine as `count` needs (at most `count` cells lie on the
+/// walls, spread evenly when there are more), so more tiles make the same
+/// walls of smaller tiles. Deterministic.
+#[must_use]
+pub fn level_tiles(count: usize) -> Vec<Aabb> {
+    if count == 0 {
+        return Vec::new();
+    }
+    let room = WORLD / ROOMS as f32;
+    // The walls cover about this share of the world.
+    let share = 2.0 * (ROOMS as f32 + 1.0) * WALL_THICKNESS / WORLD;
+    let mut side = (WORLD * WORLD * share / count as f32).sqrt();
+    let cells = loop {
+        let grid = ((WORLD / side) as usize).max(1);
+        let cell = WORLD / grid as f32;
+        let half = (WALL_THICKNESS / 2.0).max(cell / 2.0);
+        let on_wall = |v: f32, along: f32| {
+            let line = (v / room).round() * room;
+            let inner = line > 0.0 && line < WORLD;
+            let door = inner && ((along % room) - room / 2.0).abs() < DOOR / 2.0;
+            (v - line).abs() <= half && !door
+        };
+        let mut cells = Vec::new();
+        for j in 0..grid {
+            for i in 0..grid {
+                let c = Vec2::new((i as f32 + 0.5) * cell, (j as f32 + 0.5) * cell);
+                if on_wall(c.x, c.y) || on_wall(c.y, c.x) {
+                    cells.push(Aabb::from_center(c, [cell / 2.0, cell / 2.0]));
+                }
+            }
+        }
+        if cells.len() >= count || grid > 8 * WORLD as usize {
+            break cells;
+        }
+        side *= 0.97;
+    };
+    if cells.len() <= count {
+        return cells;
+    }
+    // Exactly `count`, spread evenly over the walls.
+    let total = cells.len();
+    cells
+        .into_iter()
+        .enumerate()
+        .filter(|&(k, _)| k * count / total != (k + 1) * count / total)
+        .map(|(_, b)| b)
+        .collect()
 }
 
 /// The world box.
@@ -755,7 +1366,7 @@ mod tests {
         for layout in Layout::ALL {
             let settings = Settings {
                 count: 1_500,
-                layout,
+                scene: Scene::Objects(layout),
                 size: 2.0,
                 max_items: 4,
                 ..Settings::default()
@@ -770,7 +1381,7 @@ mod tests {
             for s in [&mut tree, &mut brute] {
                 s.set_query(Some(area));
                 s.set_player_direction(Vec2::new(1.0, 0.5));
-                for _ in 0..5 {
+                for _ in 0..6 {
                     s.tick(true);
                 }
             }
@@ -912,6 +1523,106 @@ mod tests {
         assert_eq!(s.tree().len(), 51);
         s.tick(true);
         s.tree().validate().unwrap();
+    }
+
+    /// The level's contacts, by brute force over the world's bodies as
+    /// the step saw them: every pair that interacts and touches exactly.
+    fn level_contacts_by_brute_force(s: &Simulation) -> Vec<(u32, u32)> {
+        let world = &s.level.as_ref().unwrap().world;
+        let bodies: Vec<_> = world.iter().map(|(_, body, &v)| (body, v)).collect();
+        let mut out = Vec::new();
+        for (i, (a, va)) in bodies.iter().enumerate() {
+            for (b, vb) in &bodies[i + 1..] {
+                if a.interacts(b) && a.shape.contact(a.position, &b.shape, b.position).is_some() {
+                    out.push((*va.min(vb), *va.max(vb)));
+                }
+            }
+        }
+        out.sort_unstable();
+        out
+    }
+
+    #[test]
+    fn level_contacts_match_brute_force_and_resting_tiles_cost_nothing() {
+        let mut s = sim(Settings {
+            count: 80,
+            scene: Scene::Level,
+            tiles: 600,
+            speed: 4.0,
+            size: 2.0,
+            max_items: 4,
+            ..Settings::default()
+        });
+        assert_eq!(s.tiles().0.len(), 600);
+        s.set_player_direction(Vec2::new(1.0, 0.3));
+        let mut touched_walls = 0;
+        for t in 0..120 {
+            s.tick(t % 10 != 9);
+            let level = s.level.as_ref().unwrap();
+            let mut got: Vec<(u32, u32)> = level
+                .contacts
+                .iter()
+                .map(|&(a, b, _)| (a.min(b), a.max(b)))
+                .collect();
+            got.sort_unstable();
+            assert_eq!(got, level_contacts_by_brute_force(&s), "tick {t}");
+            let f = s.figures().level;
+            // After the first step (everything new), only movers and the
+            // player ever move: at most 81 bodies of 681.
+            if t > 0 {
+                assert!(f.moved <= 81, "tick {t}: {} moved", f.moved);
+                assert!(!f.full_pass, "tick {t}: the step should follow what moved");
+            }
+            assert_eq!(f.tiles, 600);
+            touched_walls += s.touched_tiles().len();
+            assert!(s.touched_tiles().windows(2).all(|w| w[0] < w[1]));
+        }
+        assert!(touched_walls > 0, "movers never met a wall");
+        // Paused (the tenth ticks), nothing moved unless pushed off a wall.
+        s.set_player_direction(Vec2::ZERO);
+        s.tick(false);
+        s.tick(false);
+        assert_eq!(s.figures().level.moved, 0);
+    }
+
+    #[test]
+    fn the_player_is_stopped_by_walls() {
+        let mut s = sim(Settings {
+            count: 10,
+            scene: Scene::Level,
+            tiles: 2_000,
+            ..Settings::default()
+        });
+        // The player starts in the middle room, level with its doors: up a
+        // little, away from them, then right, into the room's wall.
+        let start = s.player();
+        assert_eq!(start, Vec2::splat(WORLD / 2.0));
+        s.set_player_direction(Vec2::new(0.0, -1.0));
+        for _ in 0..12 {
+            s.tick(false);
+        }
+        s.set_player_direction(Vec2::new(1.0, 0.0));
+        for _ in 0..300 {
+            s.tick(false);
+        }
+        // The wall at x = 600 stops it; a push never leaves it deep inside.
+        let p = s.player();
+        assert!(p.y < start.y - 40.0, "{p:?}");
+        assert!(
+            p.x > start.x + 50.0 && p.x < 600.0 - WALL_THICKNESS / 2.0,
+            "{p:?}"
+        );
+        let player = Aabb::from_center(p, [PLAYER_HALF - 1.0, PLAYER_HALF - 1.0]);
+        assert!(s.tiles().0.iter().all(|t| !t.intersects(&player)));
+    }
+
+    #[test]
+    fn level_tiles_are_as_many_as_asked() {
+        for count in [0, 1, 7, 50, 999, 20_000] {
+            let tiles = level_tiles(count);
+            assert_eq!(tiles.len(), count, "{count}");
+            assert!(tiles.iter().all(|t| t.min.x >= 0.0 && t.max.x <= WORLD));
+        }
     }
 
     #[test]

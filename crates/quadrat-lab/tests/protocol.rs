@@ -3,9 +3,9 @@
 
 use quadrat::scenario::Layout;
 use quadrat::{Aabb, MAX_DEPTH, Vec2};
-use quadrat_lab::serve::frame::{self, FrameInfo, Header, LEAF_LIMIT, OBJECT_LIMIT};
+use quadrat_lab::serve::frame::{self, Decoder, Encoder, FrameInfo, Header};
 use quadrat_lab::serve::protocol::{Command, Reply, SettingsUpdate, parse};
-use quadrat_lab::sim::{BroadPhase, Marks, Settings, Simulation, WORLD};
+use quadrat_lab::sim::{BroadPhase, MAX_COUNT, Marks, Scene, Settings, Simulation, WORLD};
 
 #[test]
 fn good_messages_parse_to_commands() {
@@ -46,11 +46,20 @@ fn good_messages_parse_to_commands() {
                 count: Some(100_000),
                 size: Some(0.1),
                 speed: Some(20.0),
-                layout: Some(Layout::Clustered),
+                scene: Some(Scene::Objects(Layout::Clustered)),
+                tiles: None,
                 max_items: Some(1024),
                 max_depth: Some(MAX_DEPTH),
                 broad_phase: Some(BroadPhase::BruteForce),
                 seed: Some(u64::MAX),
+            }),
+        ),
+        (
+            r#"{"type":"settings","scene":"level","tiles":1000000}"#,
+            Command::Settings(SettingsUpdate {
+                scene: Some(Scene::Level),
+                tiles: Some(1_000_000),
+                ..SettingsUpdate::default()
             }),
         ),
     ];
@@ -241,7 +250,7 @@ fn ticked(settings: Settings) -> Simulation {
 fn frames_decode_to_what_was_encoded() {
     let sim = ticked(Settings {
         count: 3_000,
-        layout: Layout::MixedSizes,
+        scene: Scene::Objects(Layout::MixedSizes),
         ..Settings::default()
     });
     let info = FrameInfo {
@@ -255,41 +264,63 @@ fn frames_decode_to_what_was_encoded() {
     let decoded = frame::decode(&bytes).unwrap();
     let h = decoded.header;
     let figures = sim.figures();
-    let leaves: Vec<Aabb> = sim
-        .tree()
-        .nodes()
-        .filter(|n| n.is_leaf)
-        .map(|n| n.bounds)
-        .collect();
+    let leaves: Vec<_> = sim.tree().nodes().filter(|n| n.is_leaf).collect();
     let (picked, distance) = sim.picked().unwrap();
 
     assert_eq!(
-        h,
-        Header {
-            frame: 77,
-            count: 3_000,
-            sent: 3_001,
-            leaves: leaves.len() as u32,
-            nodes: figures.nodes,
-            depth: figures.depth,
-            flags: Header::PAUSED | Header::QUERY | Header::PICKED,
-            pairs: figures.pairs,
-            checks: figures.checks,
-            candidates: figures.candidates,
-            colliding: figures.colliding,
-            query_hits: figures.query_hits,
-            player_candidates: figures.player_candidates,
-            player_contacts: figures.player_contacts,
-            picked,
-            picked_distance: distance,
-            update_ms: figures.update.as_secs_f32() * 1e3,
-            pairs_ms: figures.pair_time.as_secs_f32() * 1e3,
-            sim_fps: 59.5,
-            player: sim.player(),
-            dropped: 3,
-        }
+        (h.frame, h.count, h.sent, h.leaves, h.nodes, h.depth),
+        (
+            77,
+            3_000,
+            3_001,
+            leaves.len() as u32,
+            figures.nodes,
+            figures.depth
+        )
     );
-    assert_eq!(bytes.len(), 96 + 9 * 3_001 + 8 * leaves.len());
+    assert_eq!(h.flags, Header::PAUSED | Header::QUERY | Header::PICKED);
+    assert_eq!(
+        h.sections,
+        Header::KEY | Header::SIZES | Header::TREE,
+        "a first frame is a key frame"
+    );
+    assert_eq!(
+        (h.pairs, h.checks, h.candidates, h.colliding),
+        (
+            figures.pairs,
+            figures.checks,
+            figures.candidates,
+            figures.colliding
+        )
+    );
+    assert_eq!(
+        (h.query_hits, h.player_candidates, h.player_contacts),
+        (
+            figures.query_hits,
+            figures.player_candidates,
+            figures.player_contacts
+        )
+    );
+    assert_eq!((h.picked, h.picked_distance), (picked, distance));
+    assert_eq!(h.update_ms, figures.update.as_secs_f32() * 1e3);
+    assert_eq!(h.pairs_ms, figures.pair_time.as_secs_f32() * 1e3);
+    assert_eq!((h.sim_fps, h.player, h.dropped), (59.5, sim.player(), 3));
+    let compare = figures.compare;
+    assert_eq!(
+        (
+            h.tree_tests,
+            h.tree_bound_tests,
+            h.sweep_tests,
+            h.brute_tests
+        ),
+        (
+            compare.tree.box_tests,
+            compare.tree.bound_tests,
+            compare.sweep_tests,
+            compare.brute_tests
+        )
+    );
+    assert_eq!(h.exact_ms, figures.exact_time.as_secs_f32() * 1e3);
 
     // Positions and sizes within half a quantization step; marks exact.
     let step = WORLD / 65535.0;
@@ -303,8 +334,12 @@ fn frames_decode_to_what_was_encoded() {
         assert!((object.half.y - b.height() / 2.0).abs() <= step);
         assert_eq!(object.marks, sim.marks()[i]);
     }
+    // The leaves: the same cells (from the tree's shape alone), depths and
+    // item counts.
+    assert_eq!(decoded.leaves.len(), leaves.len());
     for (got, want) in decoded.leaves.iter().zip(&leaves) {
-        assert!((got.min - want.min).length() <= step && (got.max - want.max).length() <= step);
+        assert_eq!(got.cell, want.bounds);
+        assert_eq!((got.depth, got.items as usize), (want.depth, want.items));
     }
 
     // The marks say what the header counts.
@@ -326,21 +361,186 @@ fn frames_decode_to_what_was_encoded() {
     assert!(h.query_hits > 0 && h.pairs > 0);
 }
 
+/// Runs `sim` for `ticks`, changing it with `change` on the way, and checks
+/// that every frame coded against the one before decodes to exactly what
+/// a key frame of the same tick decodes to. Returns the key and delta
+/// frames' total sizes.
+fn check_deltas(
+    sim: &mut Simulation,
+    ticks: u32,
+    mut change: impl FnMut(u32, &mut Simulation),
+) -> (usize, usize) {
+    let (mut encoder, mut decoder) = (Encoder::new(), Decoder::new());
+    let (mut key_bytes, mut delta_bytes) = (0, 0);
+    let (mut bytes, mut key) = (Vec::new(), Vec::new());
+    for t in 1..=ticks {
+        change(t, sim);
+        sim.tick(true);
+        let info = FrameInfo {
+            frame: t,
+            ..FrameInfo::default()
+        };
+        encoder.encode(sim, info, &mut bytes);
+        frame::encode(sim, info, &mut key);
+        let (got, want) = (
+            decoder.decode(&bytes).unwrap(),
+            frame::decode(&key).unwrap(),
+        );
+        assert_eq!(got.objects, want.objects, "tick {t}");
+        assert_eq!(got.leaves, want.leaves, "tick {t}");
+        assert_eq!(got.tiles, want.tiles, "tick {t}");
+        assert_eq!(got.touched, want.touched, "tick {t}");
+        let (mut g, w) = (got.header, want.header);
+        g.sections = w.sections;
+        assert_eq!(g, w, "tick {t}");
+        if t > 1 {
+            key_bytes += key.len();
+            delta_bytes += bytes.len();
+        }
+    }
+    (key_bytes, delta_bytes)
+}
+
 #[test]
-fn frames_of_many_objects_carry_figures_only() {
+fn frames_coded_against_the_one_before_decode_to_the_whole_picture() {
+    let mut sim = Simulation::new(Settings {
+        count: 2_000,
+        speed: 3.0,
+        ..Settings::default()
+    })
+    .unwrap();
+    check_deltas(&mut sim, 40, |t, sim| {
+        let s = sim.settings();
+        let changed = match t {
+            5 => Settings { size: 2.0, ..s },
+            9 => Settings { max_items: 2, ..s },
+            13 => Settings {
+                broad_phase: BroadPhase::BruteForce,
+                ..s
+            },
+            17 => Settings {
+                broad_phase: BroadPhase::Quadtree,
+                speed: 20.0,
+                ..s
+            },
+            21 => Settings { count: 1_500, ..s },
+            25 => Settings {
+                scene: Scene::Level,
+                tiles: 3_000,
+                ..s
+            },
+            30 => Settings { tiles: 5_000, ..s },
+            35 => Settings {
+                scene: Scene::Objects(Layout::Clustered),
+                ..s
+            },
+            _ => s,
+        };
+        sim.apply(changed).unwrap();
+        sim.set_query((t % 7 < 4).then(|| Aabb::new([100.0, 100.0], [400.0, 300.0])));
+        sim.set_player_direction(Vec2::new(1.0, if t % 10 < 5 { 1.0 } else { -1.0 }));
+        if t % 6 == 0 {
+            sim.pick(Some(Vec2::new(300.0, 600.0)));
+        }
+    });
+}
+
+#[test]
+fn frames_coded_against_the_one_before_are_at_least_four_times_smaller() {
+    for count in [10_000, 50_000] {
+        let mut sim = Simulation::new(Settings {
+            count,
+            ..Settings::default()
+        })
+        .unwrap();
+        let (key, delta) = check_deltas(&mut sim, 8, |_, _| {});
+        assert!(
+            4 * delta < key,
+            "{count} objects: {delta} bytes of deltas against {key} of key frames"
+        );
+    }
+}
+
+#[test]
+fn frames_carry_every_object_at_the_largest_count() {
     let sim = ticked(Settings {
-        count: OBJECT_LIMIT + 1,
+        count: MAX_COUNT,
         ..Settings::default()
     });
     let mut bytes = Vec::new();
     frame::encode(&sim, FrameInfo::default(), &mut bytes);
     let decoded = frame::decode(&bytes).unwrap();
-    assert_eq!(decoded.header.count, OBJECT_LIMIT as u32 + 1);
-    assert_eq!(decoded.header.sent, 0);
-    assert!(decoded.objects.is_empty());
-    assert_ne!(decoded.header.flags & Header::OBJECTS_OMITTED, 0);
+    assert_eq!(decoded.header.count, MAX_COUNT as u32);
+    assert_eq!(decoded.objects.len(), MAX_COUNT + 1);
+    assert_eq!(decoded.header.flags & Header::OBJECTS_OMITTED, 0);
     assert!(decoded.header.query_hits > 0);
-    assert!(!decoded.leaves.is_empty() && decoded.leaves.len() <= LEAF_LIMIT);
+    let leaves = sim.tree().nodes().filter(|n| n.is_leaf).count();
+    assert_eq!(decoded.leaves.len(), leaves);
+}
+
+#[test]
+fn brute_force_frames_carry_no_tree() {
+    let sim = ticked(Settings {
+        count: 500,
+        broad_phase: BroadPhase::BruteForce,
+        ..Settings::default()
+    });
+    let mut bytes = Vec::new();
+    frame::encode(&sim, FrameInfo::default(), &mut bytes);
+    let decoded = frame::decode(&bytes).unwrap();
+    let h = decoded.header;
+    assert!(decoded.leaves.is_empty());
+    assert_eq!(
+        (h.leaves, h.nodes, h.depth, h.sections & Header::TREE),
+        (0, 0, 0, 0)
+    );
+    assert_eq!(h.checks, 501 * 500 / 2);
+    assert_eq!(decoded.objects.len(), 501);
+}
+
+#[test]
+fn level_frames_carry_the_tiles_once_per_version() {
+    let mut sim = Simulation::new(Settings {
+        count: 200,
+        scene: Scene::Level,
+        tiles: 4_000,
+        ..Settings::default()
+    })
+    .unwrap();
+    let (mut encoder, mut decoder) = (Encoder::new(), Decoder::new());
+    let mut bytes = Vec::new();
+    let mut carried = Vec::new();
+    for t in 1..=30 {
+        if t == 20 {
+            sim.apply(Settings {
+                tiles: 6_000,
+                ..sim.settings()
+            })
+            .unwrap();
+        }
+        sim.tick(true);
+        encoder.encode(
+            &sim,
+            FrameInfo {
+                frame: t,
+                ..FrameInfo::default()
+            },
+            &mut bytes,
+        );
+        let frame = decoder.decode(&bytes).unwrap();
+        carried.push(frame.header.sections & Header::TILES != 0);
+        let (tiles, version) = sim.tiles();
+        assert_eq!(frame.header.tiles_version, version);
+        assert_eq!(frame.tiles.len(), tiles.len());
+        assert_eq!(frame.header.tiles as usize, tiles.len());
+        assert_eq!(frame.touched, sim.touched_tiles());
+    }
+    let sent: Vec<usize> = (0..30).filter(|&i| carried[i]).collect();
+    assert_eq!(
+        sent,
+        vec![0, 19],
+        "tiles in the first frame and after the change only"
+    );
 }
 
 #[test]
@@ -356,16 +556,26 @@ fn broken_frames_are_refused() {
     let mut bad = bytes.clone();
     bad[0] = b'X';
     assert!(frame::decode(&bad).unwrap_err().contains("magic"));
-    // Counts that would need gigabytes (and overflow a 32-bit length: 9 ×
-    // 477,218,589 is 2³² + 5) are refused by the length alone.
+    // Counts that would need gigabytes are refused before anything is
+    // allocated.
     for (sent, leaves) in [(u32::MAX, u32::MAX), (477_218_589, 0), (0, 1 << 29)] {
         let mut huge = bytes[..frame::HEADER_LEN].to_vec();
         huge[12..16].copy_from_slice(&sent.to_le_bytes());
         huge[16..20].copy_from_slice(&leaves.to_le_bytes());
         huge.extend_from_slice(&[0; 101]);
         let err = frame::decode(&huge).unwrap_err();
-        assert!(err.contains("bytes"), "{err}");
+        assert!(err.contains("more than") || err.contains("fit"), "{err}");
     }
+    // A frame coded against another needs it.
+    let mut encoder = Encoder::new();
+    let mut first = Vec::new();
+    encoder.encode(&sim, FrameInfo::default(), &mut first);
+    let mut second = Vec::new();
+    encoder.encode(&sim, FrameInfo::default(), &mut second);
+    assert!(frame::decode(&second).unwrap_err().contains("key frame"));
+    let mut decoder = Decoder::new();
+    decoder.decode(&first).unwrap();
+    decoder.decode(&second).unwrap();
     assert_eq!(frame::quantize(-5.0), 0);
     assert_eq!(frame::quantize(WORLD * 2.0), u16::MAX);
     assert_eq!(frame::dequantize(frame::quantize(WORLD)), WORLD);

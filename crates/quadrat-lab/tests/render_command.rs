@@ -109,3 +109,49 @@ fn bench_is_refused_with_the_command_that_runs_the_benchmarks() {
         "{stderr}"
     );
 }
+
+/// The mixed layout's picture stays readable: the large objects are thin
+/// outlines, so most of the world is still background and every node's
+/// line shows (a fill, even see-through, piled up and buried both).
+#[test]
+fn the_mixed_layout_leaves_the_nodes_readable() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("render_mixed");
+    let _ = fs::remove_dir_all(&dir);
+    let output = lab(&[
+        "render",
+        "--layout",
+        "mixed",
+        "--n",
+        "3000",
+        "--size",
+        "400",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{output:?}");
+    let decoder = png::Decoder::new(std::io::BufReader::new(
+        fs::File::open(dir.join("tree.png")).unwrap(),
+    ));
+    let mut reader = decoder.read_info().unwrap();
+    let mut rgb = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut rgb).unwrap();
+    assert_eq!(info.color_type, png::ColorType::Rgb);
+    let width = info.width as usize;
+    // The world square, inside its border.
+    let (mut background, mut all) = (0, 0);
+    for y in 4..396 {
+        for x in 4..396 {
+            let k = 3 * (y * width + x);
+            all += 1;
+            if rgb[k..k + 3] == [0xfb, 0xfb, 0xfd] {
+                background += 1;
+            }
+        }
+    }
+    let share = f64::from(background) / f64::from(all);
+    assert!(
+        share > 0.5,
+        "only {:.0}% of the world is background",
+        100.0 * share
+    );
+}

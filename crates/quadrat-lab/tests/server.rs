@@ -10,8 +10,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt, StreamExt};
-use quadrat_lab::serve::frame::{self, Frame, Header};
-use quadrat_lab::serve::{Options, Server, Stats};
+use quadrat_lab::serve::frame::{Decoder, Frame, Header};
+use quadrat_lab::serve::{Options, Server, Stats, protocol};
 use quadrat_lab::sim::{Marks, Settings};
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -27,6 +27,35 @@ use tokio_tungstenite::tungstenite::protocol::frame::{CloseFrame, Frame as WsFra
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+/// A tab: its socket, and the decoder that keeps the picture between
+/// frames (each frame says what changed since the one before).
+struct Client {
+    socket: Socket,
+    decoder: Decoder,
+}
+
+impl From<Socket> for Client {
+    fn from(socket: Socket) -> Client {
+        Client {
+            socket,
+            decoder: Decoder::new(),
+        }
+    }
+}
+
+impl std::ops::Deref for Client {
+    type Target = Socket;
+    fn deref(&self) -> &Socket {
+        &self.socket
+    }
+}
+
+impl std::ops::DerefMut for Client {
+    fn deref_mut(&mut self) -> &mut Socket {
+        &mut self.socket
+    }
+}
 
 /// Generous bound on any single wait, so a broken server fails the test
 /// rather than hanging it.
@@ -57,11 +86,11 @@ impl Lab {
         }
     }
 
-    async fn connect(&self) -> Socket {
+    async fn connect(&self) -> Client {
         let (socket, _) = tokio_tungstenite::connect_async(format!("ws://{}/ws", self.addr))
             .await
             .unwrap();
-        socket
+        socket.into()
     }
 
     /// Stops the server and waits until it has shut down.
@@ -97,34 +126,38 @@ impl Lab {
     }
 }
 
-/// The next JSON text message, skipping frames.
-async fn next_text(socket: &mut Socket) -> Value {
+/// The next JSON text message, skipping frames (decoded all the same: the
+/// frames after them are coded against them).
+async fn next_text(client: &mut Client) -> Value {
     loop {
-        match timeout(WAIT, socket.next())
+        match timeout(WAIT, client.socket.next())
             .await
             .unwrap()
             .unwrap()
             .unwrap()
         {
             Message::Text(text) => return serde_json::from_str(text.as_str()).unwrap(),
+            Message::Binary(bytes) => {
+                client.decoder.decode(&bytes).unwrap();
+            }
             // The server's keep-alive pings (every 10 s) come on long tests;
             // the client library answers them by itself.
-            Message::Binary(_) | Message::Ping(_) | Message::Pong(_) => {}
+            Message::Ping(_) | Message::Pong(_) => {}
             other => panic!("unexpected {other:?}"),
         }
     }
 }
 
 /// The next frame, skipping text messages.
-async fn next_frame(socket: &mut Socket) -> Frame {
+async fn next_frame(client: &mut Client) -> Frame {
     loop {
-        match timeout(WAIT, socket.next())
+        match timeout(WAIT, client.socket.next())
             .await
             .unwrap()
             .unwrap()
             .unwrap()
         {
-            Message::Binary(bytes) => return frame::decode(&bytes).unwrap(),
+            Message::Binary(bytes) => return client.decoder.decode(&bytes).unwrap(),
             Message::Text(_) | Message::Ping(_) | Message::Pong(_) => {}
             other => panic!("unexpected {other:?}"),
         }
@@ -132,7 +165,7 @@ async fn next_frame(socket: &mut Socket) -> Frame {
 }
 
 /// The next frame that satisfies `ok`.
-async fn frame_where(socket: &mut Socket, ok: impl Fn(&Frame) -> bool) -> Frame {
+async fn frame_where(socket: &mut Client, ok: impl Fn(&Frame) -> bool) -> Frame {
     let start = Instant::now();
     loop {
         let frame = next_frame(socket).await;
@@ -390,8 +423,10 @@ async fn twenty_clients_at_once() {
 
 #[tokio::test]
 async fn a_slow_client_gets_frames_dropped_and_a_stalled_one_is_cut_off() {
+    // Long enough that the slow client, which reads a frame now and then
+    // on a busy machine, is never taken for stalled.
     let lab = Lab::start(Options {
-        stall_timeout: Duration::from_secs(1),
+        stall_timeout: Duration::from_secs(3),
         ..Options::default()
     })
     .await;
@@ -423,15 +458,18 @@ async fn a_slow_client_gets_frames_dropped_and_a_stalled_one_is_cut_off() {
     assert!(numbers.len() >= 30, "only {} frames in 3 s", numbers.len());
     assert!(numbers.windows(2).all(|w| w[0] < w[1]));
 
-    // The slow client sees gaps: frames were dropped, not queued. On a busy
-    // machine the socket buffers may still hold frames from before the
-    // drops, so it reads on, slowly, until it gets past them.
+    // The slow client is sent fewer ticks: they were dropped, not queued.
+    // Its frames stay consecutive (each is coded against the one before,
+    // which it must have had), and the count of ticks not sent grows. On a
+    // busy machine the socket buffers may still hold frames from before
+    // the drops, so it reads on, slowly, until it gets past them.
     let mut seen: Vec<Header> = Vec::new();
     let start = Instant::now();
     loop {
         seen.push(next_frame(&mut slow).await.header);
-        let gap = seen.windows(2).any(|w| w[1].frame > w[0].frame + 1);
-        if gap && seen.last().unwrap().dropped > 0 {
+        assert!(seen.windows(2).all(|w| w[1].frame == w[0].frame + 1));
+        let grew = seen.windows(2).any(|w| w[1].dropped > w[0].dropped);
+        if grew {
             break;
         }
         assert!(
@@ -465,8 +503,12 @@ async fn refuses_other_origins_and_too_many_tabs() {
     request
         .headers_mut()
         .insert("origin", HeaderValue::from_static("http://evil.example"));
-    let err = tokio_tungstenite::connect_async(request).await.unwrap_err();
-    assert!(err.to_string().contains("403"), "{err}");
+    // Refused with a close code and a reason a page can read; no session.
+    let (mut foreign, _) = tokio_tungstenite::connect_async(request).await.unwrap();
+    let closed = close_frame(&mut foreign).await;
+    assert_eq!(u16::from(closed.code), protocol::REFUSED_ORIGIN);
+    assert!(closed.reason.contains("http://evil.example"), "{closed:?}");
+    assert_eq!(lab.stats.sessions(), 0);
 
     let mut same = format!("ws://{}/ws", lab.addr)
         .into_client_request()
@@ -476,10 +518,13 @@ async fn refuses_other_origins_and_too_many_tabs() {
     let (_first, _) = tokio_tungstenite::connect_async(same).await.unwrap();
     let _second = lab.connect().await;
     lab.wait_sessions(|n| n == 2).await;
-    let err = tokio_tungstenite::connect_async(format!("ws://{}/ws", lab.addr))
-        .await
-        .unwrap_err();
-    assert!(err.to_string().contains("503"), "{err}");
+    let closed = refused(lab.addr).await;
+    assert_eq!(u16::from(closed.code), protocol::TOO_MANY_TABS);
+    assert_eq!(
+        closed.reason.as_str(),
+        "too many tabs: 2 of 2 sessions in use"
+    );
+    assert_eq!(lab.stats.sessions(), 2);
     lab.shut_down().await;
 }
 
@@ -708,6 +753,15 @@ async fn close_frame(socket: &mut Socket) -> CloseFrame {
     }
 }
 
+/// Connects a tab that must be refused, and returns the close frame that
+/// says why.
+async fn refused(addr: SocketAddr) -> CloseFrame {
+    let (mut socket, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/ws"))
+        .await
+        .unwrap();
+    close_frame(&mut socket).await
+}
+
 const PAUSE: &[u8] = br#"{"type":"pause","paused":true}"#;
 
 /// Fills every session slot with dead tabs (each pauses its simulation,
@@ -731,13 +785,17 @@ async fn dead_tabs_make_way(options: Options, deadline: Duration) -> Duration {
     let since = Instant::now();
     lab.wait_sessions(|n| n == max).await;
     let url = format!("ws://{}/ws", lab.addr);
-    let err = tokio_tungstenite::connect_async(&url).await.unwrap_err();
-    assert!(err.to_string().contains("503"), "{err}");
+    let closed = refused(lab.addr).await;
+    assert_eq!(u16::from(closed.code), protocol::TOO_MANY_TABS);
 
-    let mut tab = loop {
-        match tokio_tungstenite::connect_async(&url).await {
-            Ok((socket, _)) => break socket,
-            Err(err) => assert!(err.to_string().contains("503"), "{err}"),
+    let mut tab: Client = loop {
+        let (mut socket, _) = tokio_tungstenite::connect_async(&url).await.unwrap();
+        match timeout(WAIT, socket.next()).await.unwrap() {
+            Some(Ok(Message::Text(_))) => break socket.into(),
+            Some(Ok(Message::Close(Some(frame)))) => {
+                assert_eq!(u16::from(frame.code), protocol::TOO_MANY_TABS);
+            }
+            other => panic!("neither admitted nor refused: {other:?}"),
         }
         assert!(
             since.elapsed() < deadline,
@@ -753,7 +811,6 @@ async fn dead_tabs_make_way(options: Options, deadline: Duration) -> Duration {
         "admitted after {:?}",
         first.elapsed()
     );
-    assert_eq!(next_text(&mut tab).await["type"], "hello");
     next_frame(&mut tab).await;
 
     // The dead tabs were pinged, then told why they were closed.
@@ -814,7 +871,10 @@ async fn a_quiet_tab_that_answers_pings_stays() {
     while start.elapsed() < Duration::from_secs(2) {
         match timeout(WAIT, socket.next()).await.unwrap() {
             Some(Ok(Message::Ping(_))) => pings += 1,
-            Some(Ok(Message::Text(_) | Message::Binary(_) | Message::Pong(_))) => {}
+            Some(Ok(Message::Binary(bytes))) => {
+                socket.decoder.decode(&bytes).unwrap();
+            }
+            Some(Ok(Message::Text(_) | Message::Pong(_))) => {}
             other => panic!("the session ended: {other:?}"),
         }
     }

@@ -162,6 +162,8 @@
         return ['too many tabs', `The lab server is serving as many tabs as it allows${why}. Close another lab tab, or start the server with a higher --max-sessions.`];
       case 4403:
         return ['origin refused', `The lab server refused this page's origin${why}. Open the page at the address the server printed.`];
+      case 4000:
+        return ['frame unreadable', `This page could not read a frame${why}; each frame builds on the one before, so it reconnects for a fresh start.`];
       case 1006:
         return ['connection lost', 'The connection to the lab server was lost, or refused: is the server running?'];
       default:
@@ -205,7 +207,11 @@
 
   function onFrame(buffer) {
     const frame = decode(buffer);
-    if (!frame) return;
+    if (!frame) {
+      // Later frames build on this one: start afresh with a key frame.
+      if (socket && socket.readyState === WebSocket.OPEN) socket.close(4000, 'out of step with the server');
+      return;
+    }
     lab.frame = frame;
     lab.fresh = true;
     lab.stats.received += 1;
@@ -217,10 +223,28 @@
 
   // ----- frames -----
 
+  // The decoder's picture: what the frames so far add up to. Each frame
+  // says only what changed since the one before (see src/serve/frame.rs,
+  // which this code follows section by section); a key frame starts afresh.
+  let picture = null;
+  const FRAME_HEADER_LEN = 168;
+  const SECTION = { KEY: 1, SIZES: 2, TREE: 4, TILES: 8 };
+  // Flag bits past the first six (FLAG, above).
+  const MORE_FLAGS = { BRUTE_ESTIMATED: 64, FULL_PASS: 128 };
+
   function decode(buffer) {
+    try {
+      return decodeFrame(buffer);
+    } catch (e) {
+      return null; // a frame that does not parse is dropped, the picture kept
+    }
+  }
+
+  function decodeFrame(buffer) {
     const view = new DataView(buffer);
-    if (buffer.byteLength < HEADER_LEN || view.getUint32(0, true) !== 0x3146_4c51) return null; // "QLF1"
+    if (buffer.byteLength < FRAME_HEADER_LEN || view.getUint32(0, true) !== 0x3246_4c51) return null; // "QLF2"
     const u32 = (o) => view.getUint32(o, true);
+    const u64 = (o) => Number(view.getBigUint64(o, true));
     const f32 = (o) => view.getFloat32(o, true);
     const h = {
       frame: u32(4),
@@ -230,9 +254,10 @@
       nodes: u32(20),
       depth: view.getUint8(24),
       flags: view.getUint8(25),
+      sections: view.getUint8(26),
       pairs: u32(28),
-      checks: Number(view.getBigUint64(32, true)),
-      candidates: Number(view.getBigUint64(40, true)),
+      checks: u64(32),
+      candidates: u64(40),
       colliding: u32(48),
       queryHits: u32(52),
       playerCandidates: u32(56),
@@ -244,17 +269,236 @@
       simFps: f32(80),
       player: { x: f32(84), y: f32(88) },
       dropped: u32(92),
+      treeTests: u64(96),
+      treeBoundTests: u64(104),
+      sweepTests: u64(112),
+      bruteTests: u64(120),
+      treeMs: f32(128),
+      sweepMs: f32(132),
+      bruteMs: f32(136),
+      exactMs: f32(140),
+      moved: u32(144),
+      stepCandidates: u32(148),
+      stepExact: u32(152),
+      tiles: u32(156),
+      tilesVersion: u32(160),
+      touched: u32(164),
     };
-    const objectsAt = HEADER_LEN;
-    const leavesAt = objectsAt + 8 * h.sent;
-    const marksAt = leavesAt + 8 * h.leaves;
-    if (buffer.byteLength !== marksAt + h.sent) return null;
+    const key = (h.sections & SECTION.KEY) !== 0;
+    const base = key ? null : picture;
+    const n = h.sent;
+    if (!key && (!base || base.n !== n)) return null;
+    const r = reader(buffer, FRAME_HEADER_LEN);
+
+    // 1. Positions: absolute in a key frame; else each object's move as a
+    // change from its move in the frame before (4 bits: -1, 0 or 1 on each
+    // axis), and a list of the objects whose move changed more.
+    let pos;
+    let steps;
+    if (key) {
+      pos = new Uint16Array(2 * n);
+      for (let i = 0; i < 2 * n; i++) pos[i] = r.u16();
+      steps = new Int32Array(2 * n);
+    } else {
+      pos = base.pos.slice();
+      steps = base.steps.slice();
+      const far = r.varint();
+      const listed = new Map();
+      for (let k = 0; k < far; k++) {
+        const i = r.varint();
+        if (i >= n) return null;
+        listed.set(i, [r.u16(), r.u16()]);
+      }
+      const codes = r.bytes(Math.ceil(n / 2));
+      for (let i = 0; i < n; i++) {
+        const code = (codes[i >> 1] >> (4 * (i & 1))) & 15;
+        const x = pos[2 * i];
+        const y = pos[2 * i + 1];
+        let nx;
+        let ny;
+        if (code === 15) {
+          const p = listed.get(i);
+          if (!p) return null;
+          [nx, ny] = p;
+        } else if (code <= 8 && !listed.has(i)) {
+          nx = clampQ(x + steps[2 * i] + (code % 3) - 1);
+          ny = clampQ(y + steps[2 * i + 1] + Math.floor(code / 3) - 1);
+        } else {
+          return null;
+        }
+        steps[2 * i] = nx - x;
+        steps[2 * i + 1] = ny - y;
+        pos[2 * i] = nx;
+        pos[2 * i + 1] = ny;
+      }
+    }
+    // 2. Sizes, when they changed.
+    let sizes = base ? base.sizes : null;
+    if (h.sections & SECTION.SIZES) {
+      sizes = new Uint16Array(2 * n);
+      for (let i = 0; i < 2 * n; i++) sizes[i] = r.u16();
+    }
+    if (!sizes) return null;
+    // 3. Marks: all of them, or the changed ones.
+    let marks;
+    const marksMode = r.u8();
+    if (marksMode === 0) {
+      marks = r.bytes(n).slice();
+    } else if (marksMode === 1 && base) {
+      marks = base.marks.slice();
+      r.changes(marks, () => r.u8());
+    } else {
+      return null;
+    }
+    // 4. The tree's shape, when it changed: leaves' cells and depths.
+    const brute = (h.flags & FLAG.BRUTE_FORCE) !== 0;
+    let tree = base && !brute ? base.tree : null;
+    if (h.sections & SECTION.TREE) {
+      const p = r.varint();
+      tree = leafCells(r.bytes(Math.ceil(p / 8)), p);
+      if (!tree) return null;
+    } else if (brute) {
+      tree = null;
+    }
+    if (!brute && !tree) return null;
+    const leafCount = tree ? tree.depth.length : 0;
+    if (leafCount !== h.leaves) return null;
+    // 5. Leaf items: all, the changed ones, or none changed.
+    let leafItems = new Uint32Array(0);
+    if (!brute) {
+      const mode = r.u8();
+      const old = base && base.leafItems.length === leafCount && !(h.sections & SECTION.TREE) ? base.leafItems : null;
+      if (mode === 0) {
+        leafItems = new Uint32Array(leafCount);
+        for (let i = 0; i < leafCount; i++) leafItems[i] = r.varint();
+      } else if (mode === 1 && old) {
+        leafItems = old.slice();
+        r.changes(leafItems, () => r.varint());
+      } else if (mode === 2 && old) {
+        leafItems = old;
+      } else {
+        return null;
+      }
+    }
+    // 6. Tiles, once per version.
+    let tiles = base ? base.tiles : null;
+    if (h.sections & SECTION.TILES) {
+      const k = r.varint();
+      const boxes = new Uint16Array(4 * k);
+      for (let i = 0; i < 4 * k; i++) boxes[i] = r.u16();
+      tiles = { version: h.tilesVersion, boxes };
+    } else if (!tiles || tiles.version !== h.tilesVersion) {
+      if (h.tilesVersion !== 0) return null;
+      tiles = null;
+    }
+    // 7. Touched tiles.
+    const touched = new Uint32Array(h.touched);
+    let previous = -1;
+    for (let i = 0; i < h.touched; i++) {
+      previous += 1 + r.varint();
+      if (!tiles || previous >= tiles.boxes.length / 4) return null;
+      touched[i] = previous;
+    }
+    if (r.at !== buffer.byteLength) return null;
+
+    picture = { n, pos, steps, sizes, marks, tree, leafItems, tiles };
+    const objects = new Uint16Array(4 * n);
+    for (let i = 0; i < n; i++) {
+      objects[4 * i] = pos[2 * i];
+      objects[4 * i + 1] = pos[2 * i + 1];
+      objects[4 * i + 2] = sizes[2 * i];
+      objects[4 * i + 3] = sizes[2 * i + 1];
+    }
     return {
       h,
-      objects: u16s(buffer, view, objectsAt, 4 * h.sent),
-      leaves: u16s(buffer, view, leavesAt, 4 * h.leaves),
-      marks: new Uint8Array(buffer, marksAt, h.sent),
+      objects,
+      marks,
+      leaves: tree ? tree.cells : new Uint16Array(0),
+      leafItems,
+      leafDepth: tree ? tree.depth : new Uint8Array(0),
+      tiles: tiles ? { version: tiles.version, boxes: tiles.boxes, touched } : null,
     };
+  }
+
+  function clampQ(v) {
+    return v < 0 ? 0 : v > Q ? Q : v;
+  }
+
+  // A cursor over a frame's bytes; reading past the end throws.
+  function reader(buffer, at) {
+    const bytes = new Uint8Array(buffer);
+    const r = {
+      at,
+      need(k) {
+        if (r.at + k > bytes.length) throw new Error('the frame ends early');
+      },
+      u8() {
+        r.need(1);
+        return bytes[r.at++];
+      },
+      u16() {
+        r.need(2);
+        const v = bytes[r.at] | (bytes[r.at + 1] << 8);
+        r.at += 2;
+        return v;
+      },
+      bytes(k) {
+        r.need(k);
+        const out = bytes.subarray(r.at, r.at + k);
+        r.at += k;
+        return out;
+      },
+      // LEB128, as a Number (exact below 2^53).
+      varint() {
+        let v = 0;
+        for (let scale = 1; scale < 2 ** 56; scale *= 128) {
+          const b = r.u8();
+          v += (b & 0x7f) * scale;
+          if (b < 0x80) return v;
+        }
+        throw new Error('a varint too long');
+      },
+      // Changed entries: a count, then (gap, value) each.
+      changes(into, value) {
+        const m = r.varint();
+        let i = -1;
+        for (let k = 0; k < m; k++) {
+          i += 1 + r.varint();
+          if (i >= into.length) throw new Error('a changed entry out of range');
+          into[i] = value();
+        }
+      },
+    };
+    return r;
+  }
+
+  // The leaves of a tree given by its shape (one bit a node in pre-order,
+  // low bit first; 1 for a node split into four): each leaf's cell,
+  // quantized, and its depth. The root's cell is the world.
+  function leafCells(bits, p) {
+    const cells = [];
+    const depth = [];
+    const stack = [[0, 0, lab.world, lab.world, 0]];
+    let k = 0;
+    const q = (v) => Math.min(Q, Math.max(0, Math.round((v * Q) / lab.world)));
+    while (stack.length) {
+      const [x0, y0, x1, y1, d] = stack.pop();
+      if (k >= p) return null;
+      const split = (bits[k >> 3] >> (k & 7)) & 1;
+      k += 1;
+      if (split) {
+        if (d >= 32) return null;
+        const mx = (x0 + x1) / 2;
+        const my = (y0 + y1) / 2;
+        // Children 3, 2, 1, 0 pushed so that 0 (low x, low y) comes first.
+        stack.push([mx, my, x1, y1, d + 1], [x0, my, mx, y1, d + 1], [mx, y0, x1, my, d + 1], [x0, y0, mx, my, d + 1]);
+      } else {
+        cells.push(q(x0), q(y0), q(x1), q(y1));
+        depth.push(d);
+      }
+    }
+    if (k !== p) return null;
+    return { cells: Uint16Array.from(cells), depth: Uint8Array.from(depth) };
   }
 
   // Little-endian u16s: a view of the buffer where the machine agrees.
@@ -1054,28 +1298,50 @@ void main() { outColor = texture(u_texture, v_uv); }`;
     return v < 10 ? `${v.toFixed(2)} ms` : `${v.toFixed(1)} ms`;
   }
 
+  // Large counts in a few characters: 12,502,500 as 12.5 M.
+  function compact(n) {
+    if (n >= 1e9) return `${(n / 1e9).toFixed(n >= 1e10 ? 0 : 1)} G`;
+    if (n >= 1e6) return `${(n / 1e6).toFixed(n >= 1e7 ? 1 : 2)} M`;
+    return fmt(n);
+  }
+
+  function plural(n, one, many) {
+    return `${fmt(n)} ${n === 1 ? one : many}`;
+  }
+
+  function times(a, b) {
+    if (!(a > 0) || !(b > 0)) return '–';
+    const r = b / a;
+    return r >= 10 ? `${fmt(r)}×` : `${r.toFixed(1)}×`;
+  }
+
   function showFigures() {
     const frame = lab.frame;
     if (!frame) return;
     const h = frame.h;
     drawNotice(frame);
-    const n = h.count + 1; // the player is an object too
-    const all = (n * (n - 1)) / 2;
     const brute = (h.flags & FLAG.BRUTE_FORCE) !== 0;
-    setText('f-objects', `${fmt(h.count)} + player`);
-    setText('f-tree', `${fmt(h.nodes)} nodes · depth ${h.depth}`);
-    setText('f-pairs', `${fmt(h.pairs)} · ${fmt(h.colliding)} objects`);
-    setText('f-checks', `${brute ? 'brute force · ' : ''}${fmt(h.checks)}`);
-    setText('f-all', fmt(all));
-    const ratio = h.checks > 0 ? all / h.checks : Infinity;
-    const fewer = ratio === Infinity ? 'all' : `${ratio >= 10 ? fmt(ratio) : ratio.toFixed(1)}× fewer`;
-    setText('f-saved', `${(100 * (1 - h.checks / all)).toFixed(ratio > 1000 ? 3 : 1)}% · ${fewer}`);
-    $('f-saved').classList.toggle('good', ratio > 1.5);
-    setText('f-update', ms(h.updateMs));
-    setText('f-pairtime', ms(h.pairsMs));
+    const level = h.tilesVersion !== 0;
+    const estimated = (h.flags & 64) !== 0; // BRUTE_ESTIMATED
+    const fullPass = (h.flags & 128) !== 0; // FULL_PASS
+    setText('f-objects', level ? `${fmt(h.count)} movers + player · ${plural(h.tiles, 'tile', 'tiles')}` : `${fmt(h.count)} + player`);
+    setText('f-tree', brute ? 'not kept (brute force)' : `${plural(h.nodes, 'node', 'nodes')} · depth ${h.depth}`);
+    setText('f-pairs', `${fmt(h.pairs)} · ${plural(h.colliding, 'object', 'objects')}`);
+    setText('f-checks', level ? `level step · ${compact(h.stepCandidates)}` : `${brute ? 'brute force' : 'quadtree'} · ${compact(h.checks)}`);
+    const none = level ? 'n/a in the level' : '–';
+    setText('f-tree-tests', brute || level ? (brute ? 'no tree kept' : none) : `${compact(h.treeTests)} · ${ms(h.treeMs)}`);
+    setText('f-sweep', level ? none : `${compact(h.sweepTests)} · ${ms(h.sweepMs)}`);
+    setText('f-brute', level ? none : `${compact(h.bruteTests)} · ${estimated ? '≈ ' : ''}${ms(h.bruteMs)}`);
+    setText('f-saved', brute || level ? '–' : `${times(h.treeTests, h.sweepTests)} vs sweep · ${times(h.treeTests, h.bruteTests)} vs all`);
+    $('f-saved').classList.toggle('good', !brute && !level && h.treeTests > 0 && h.treeTests * 1.5 < h.sweepTests);
+    setText('f-all', fmt(h.candidates));
+    setText('f-update', brute ? 'none (brute force)' : ms(h.updateMs));
+    setText('f-pairtime', level ? ms(h.pairsMs) : `${ms(h.pairsMs)} (exact ${ms(h.exactMs)})`);
+    setText('f-moved', level ? `${plural(h.moved, 'body', 'bodies')} moved` : 'level scene only');
+    setText('f-stepwork', level ? `${fmt(h.stepCandidates)} pairs · ${fmt(h.stepExact)} exact · ${fullPass ? 'full pass' : 'incremental'}` : '–');
     setText('f-simfps', (h.flags & FLAG.PAUSED) ? 'paused' : `${h.simFps.toFixed(0)} ticks/s`);
     setText('f-drawfps', `${lab.stats.drawFps.toFixed(0)} frames/s · ${lab.stats.drawMs.toFixed(1)} ms`);
-    setText('f-query', (h.flags & FLAG.QUERY) ? `${fmt(h.queryHits)} objects` : 'drag on the world');
+    setText('f-query', (h.flags & FLAG.QUERY) ? plural(h.queryHits, 'object', 'objects') : 'drag on the world');
     setText('f-candidates', `${fmt(h.playerCandidates)} (boxes touch)`);
     setText('f-contacts', `${fmt(h.playerContacts)} (shapes touch)`);
     setText('f-picked', (h.flags & FLAG.PICKED) ? `#${h.picked} · ${h.pickedDistance.toFixed(1)} away` : 'click on the world');

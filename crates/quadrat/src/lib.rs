@@ -111,7 +111,7 @@ pub use crate::error::Error;
 pub use crate::geom::{Aabb, Circle, Ray, Vec2};
 pub use crate::key::Key;
 pub use crate::shape::{Contact, RayHit, Shape};
-pub use crate::tree::{Config, MAX_DEPTH, NodeView, QuadTree, Query, Region};
+pub use crate::tree::{Config, MAX_DEPTH, NodeView, PairStats, QuadTree, Query, Region};
 pub use crate::world::{Body, CollisionWorld, ContactPair, Events, Filter, Layers, WORLD_LIMIT};
 
 /// The README's examples, compiled and run as doctests.

@@ -72,6 +72,10 @@ pub struct Args {
     /// The most browser tabs served at once.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub max_sessions: u32,
+    /// Open the page in the default browser once the server listens (the
+    /// `BROWSER` environment variable, where set, names the browser).
+    #[arg(long)]
+    pub open: bool,
 }
 
 impl Default for Args {
@@ -81,6 +85,7 @@ impl Default for Args {
             host: options.host,
             port: options.port,
             max_sessions: options.max_sessions as u32,
+            open: false,
         }
     }
 }
@@ -357,7 +362,18 @@ pub fn run(args: &Args) -> Result<(), Error> {
                 args.host
             );
         }
-        println!("open the URL in a browser; Ctrl-C stops the server");
+        if args.open {
+            let url = server.url();
+            println!("opening {url} in the default browser; Ctrl-C stops the server");
+            // A thread of its own: some browsers' launchers take a while.
+            std::thread::spawn(move || {
+                if let Err(e) = webbrowser::open(&url) {
+                    eprintln!("warning: could not open a browser ({e}); open {url} in one");
+                }
+            });
+        } else {
+            println!("open the URL in a browser; Ctrl-C stops the server");
+        }
         server.serve(shutdown_signal()).await.map_err(Error::Io)?;
         println!("quadrat lab: stopped");
         Ok(())

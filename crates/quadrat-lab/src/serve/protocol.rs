@@ -4,7 +4,7 @@
 //!
 //! | `type` | fields | effect |
 //! |---|---|---|
-//! | `settings` | any of `count`, `size`, `speed`, `scene` (`uniform`, `clustered`, `mixed`), `max_items`, `max_depth`, `broad_phase` (`quadtree`, `brute_force`), `seed` | changes those settings |
+//! | `settings` | any of `count`, `size`, `speed`, `scene` (`uniform`, `clustered`, `mixed`, `level`), `tiles` (the level's static tiles, 0 to 1,000,000), `max_items`, `max_depth`, `broad_phase` (`quadtree`, `brute_force`), `seed` | changes those settings |
 //! | `pause` | `paused`: bool | stops or resumes the objects |
 //! | `step` | | one tick while paused |
 //! | `player` | `dx`, `dy`: numbers in `[-1, 1]` | the player's direction (0, 0 stops it) |
@@ -34,23 +34,32 @@
 //! | 1009 (message too big) | a message or frame over 4,096 bytes |
 //! | 1011 (internal error) | the session's simulation stopped |
 //! | [`TIMED_OUT`] (4408) | nothing (no message, no Pong) came from the page for the server's idle timeout |
+//! | [`REFUSED_ORIGIN`] (4403) | right after the handshake: the page is not the lab's own (another origin); the reason names it |
+//! | [`TOO_MANY_TABS`] (4429) | right after the handshake: every session slot is taken (`--max-sessions`); the reason says how many |
 //!
 //! A close frame from the page is answered with the same code, as the close
 //! handshake asks. A page that stops reading gets no close frame (it would
 //! not read it): its connection is closed after the stall timeout.
 
-use quadrat::scenario::Layout;
 use quadrat::{Aabb, MAX_DEPTH, Vec2};
 use serde::{Deserialize, Serialize};
 
 use crate::sim::{
     self, BRUTE_FORCE_MAX, BroadPhase, MAX_COUNT, MAX_ITEMS_LIMIT, MIN_COUNT, SIZE_RANGE,
-    SPEED_RANGE, Settings, WORLD,
+    SPEED_RANGE, Scene, Settings, TILES_MAX, WORLD,
 };
 
 /// Close code of a session whose page fell silent: 4000 to 4999 are for
 /// applications; 4408 after HTTP's 408 Request Timeout.
 pub const TIMED_OUT: u16 = 4408;
+
+/// Close code of a WebSocket from another origin, closed right after the
+/// handshake: after HTTP's 403 Forbidden.
+pub const REFUSED_ORIGIN: u16 = 4403;
+
+/// Close code of a WebSocket refused because every session slot is taken,
+/// closed right after the handshake: after HTTP's 429 Too Many Requests.
+pub const TOO_MANY_TABS: u16 = 4429;
 
 /// Coordinates from the page may lie this far outside the world, no more.
 const COORDINATE_LIMIT: f32 = 1.0e6;
@@ -85,8 +94,10 @@ pub struct SettingsUpdate {
     pub size: Option<f32>,
     /// Speed factor.
     pub speed: Option<f32>,
-    /// Layout of the objects.
-    pub layout: Option<Layout>,
+    /// The scene: a layout of objects, or the level.
+    pub scene: Option<Scene>,
+    /// Static tiles of the level.
+    pub tiles: Option<usize>,
     /// Split threshold of the tree.
     pub max_items: Option<usize>,
     /// Deepest level of the tree.
@@ -105,7 +116,8 @@ impl SettingsUpdate {
             count: self.count.unwrap_or(current.count),
             size: self.size.unwrap_or(current.size),
             speed: self.speed.unwrap_or(current.speed),
-            layout: self.layout.unwrap_or(current.layout),
+            scene: self.scene.unwrap_or(current.scene),
+            tiles: self.tiles.unwrap_or(current.tiles),
             max_items: self.max_items.unwrap_or(current.max_items),
             max_depth: self.max_depth.unwrap_or(current.max_depth),
             broad_phase: self.broad_phase.unwrap_or(current.broad_phase),
@@ -127,6 +139,8 @@ enum Incoming {
         speed: Option<f64>,
         #[serde(default, deserialize_with = "present")]
         scene: Option<String>,
+        #[serde(default, deserialize_with = "present")]
+        tiles: Option<u64>,
         #[serde(default, deserialize_with = "present")]
         max_items: Option<u64>,
         #[serde(default, deserialize_with = "present")]
@@ -178,6 +192,7 @@ pub fn parse(text: &str) -> Result<Command, String> {
             size,
             speed,
             scene,
+            tiles,
             max_items,
             max_depth,
             broad_phase,
@@ -188,7 +203,10 @@ pub fn parse(text: &str) -> Result<Command, String> {
                 .transpose()?,
             size: size.map(|s| factor("size", s, SIZE_RANGE)).transpose()?,
             speed: speed.map(|s| factor("speed", s, SPEED_RANGE)).transpose()?,
-            layout: scene.map(|s| layout(&s)).transpose()?,
+            scene: scene.map(|s| scene_named(&s)).transpose()?,
+            tiles: tiles
+                .map(|t| in_range("tiles", t, 0, TILES_MAX as u64))
+                .transpose()?,
             max_items: max_items
                 .map(|m| in_range("max_items", m, 1, MAX_ITEMS_LIMIT as u64))
                 .transpose()?,
@@ -265,9 +283,9 @@ fn coordinate(field: &str, value: f64) -> Result<f32, String> {
     }
 }
 
-fn layout(name: &str) -> Result<Layout, String> {
-    sim::layout_by_name(name).ok_or_else(|| {
-        format!("unknown scene `{name}`, expected one of `uniform`, `clustered`, `mixed`")
+fn scene_named(name: &str) -> Result<Scene, String> {
+    Scene::by_name(name).ok_or_else(|| {
+        format!("unknown scene `{name}`, expected one of `uniform`, `clustered`, `mixed`, `level`")
     })
 }
 
@@ -289,8 +307,10 @@ pub struct SettingsView {
     pub size: f32,
     /// Speed factor.
     pub speed: f32,
-    /// `uniform`, `clustered` or `mixed`.
+    /// `uniform`, `clustered`, `mixed` or `level`.
     pub scene: &'static str,
+    /// Static tiles of the level scene.
+    pub tiles: usize,
     /// Split threshold.
     pub max_items: usize,
     /// Deepest level.
@@ -307,7 +327,8 @@ impl From<Settings> for SettingsView {
             count: s.count,
             size: s.size,
             speed: s.speed,
-            scene: s.layout.name(),
+            scene: s.scene.name(),
+            tiles: s.tiles,
             max_items: s.max_items,
             max_depth: s.max_depth,
             broad_phase: s.broad_phase.name(),
@@ -325,8 +346,10 @@ pub struct Limits {
     pub count_max: usize,
     /// Most objects brute force accepts.
     pub brute_force_max: usize,
-    /// Most objects a frame carries; above, only figures and nodes are sent.
+    /// Most objects a frame carries: every object, at every count.
     pub draw_max: usize,
+    /// Most static tiles of the level scene.
+    pub tiles_max: usize,
     /// Size factor range.
     pub size: (f32, f32),
     /// Speed factor range.
@@ -345,7 +368,8 @@ impl Limits {
             count_min: MIN_COUNT,
             count_max: MAX_COUNT,
             brute_force_max: BRUTE_FORCE_MAX,
-            draw_max: super::frame::OBJECT_LIMIT,
+            draw_max: MAX_COUNT,
+            tiles_max: TILES_MAX,
             size: SIZE_RANGE,
             speed: SPEED_RANGE,
             max_items: MAX_ITEMS_LIMIT,
@@ -413,7 +437,10 @@ mod tests {
         };
         let merged = update.apply_to(Settings::default());
         assert_eq!(merged.count, 300);
-        assert_eq!(merged.layout, Layout::MixedSizes);
+        assert_eq!(
+            merged.scene,
+            Scene::Objects(quadrat::scenario::Layout::MixedSizes)
+        );
         assert_eq!(merged.max_items, Settings::default().max_items);
     }
 }

@@ -9,18 +9,28 @@
 //! elsewhere cannot reach it through DNS rebinding. A WebSocket request that
 //! carries an `Origin` must come from the page's own origin, so another site
 //! open in the browser cannot start sessions.
+//!
+//! A refused WebSocket is still upgraded, then closed at once with a code
+//! and a reason the page can read (a browser does not show a page the HTTP
+//! status of a refused handshake): [`protocol::REFUSED_ORIGIN`] for another
+//! origin, [`protocol::TOO_MANY_TABS`] when every session slot is taken. No
+//! session starts for it.
 
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::ws::WebSocketUpgrade;
+use std::time::Duration;
+
+use axum::extract::ws::{CloseFrame, Message, WebSocketUpgrade};
 use axum::extract::{Request, State as Shared};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use futures_util::StreamExt;
+use tokio::time::timeout;
 
-use super::{State, session};
+use super::{State, protocol, session};
 
 /// Largest message the page may send (its JSON messages are far smaller).
 pub(super) const MAX_MESSAGE: usize = 4096;
@@ -81,14 +91,23 @@ async fn websocket(
     upgrade: WebSocketUpgrade,
 ) -> Response {
     if !same_origin(&headers) {
-        return (StatusCode::FORBIDDEN, "cross-origin WebSocket refused\n").into_response();
+        let origin = headers
+            .get(header::ORIGIN)
+            .and_then(|o| o.to_str().ok())
+            .unwrap_or("?");
+        let reason: String = format!("refused origin: {origin} is not this lab's page")
+            .chars()
+            .take(100)
+            .collect();
+        return refuse(upgrade, protocol::REFUSED_ORIGIN, reason);
     }
     let Some(slot) = state.admit() else {
-        return (
-            StatusCode::SERVICE_UNAVAILABLE,
-            "too many open lab tabs; close one and reload\n",
-        )
-            .into_response();
+        let max = state.options.max_sessions;
+        return refuse(
+            upgrade,
+            protocol::TOO_MANY_TABS,
+            format!("too many tabs: {max} of {max} sessions in use"),
+        );
     };
     upgrade
         .max_message_size(MAX_MESSAGE)
@@ -96,6 +115,26 @@ async fn websocket(
         .on_upgrade(move |socket| async move {
             session::run(socket, state).await;
             drop(slot);
+        })
+}
+
+/// Completes the handshake only to close the WebSocket at once with `code`
+/// and `reason`, so that the page can say why; waits a little for the
+/// page's answer, then drops the connection.
+fn refuse(upgrade: WebSocketUpgrade, code: u16, reason: String) -> Response {
+    const WAIT: Duration = Duration::from_secs(1);
+    upgrade
+        .max_message_size(MAX_MESSAGE)
+        .max_frame_size(MAX_MESSAGE)
+        .on_upgrade(move |mut socket| async move {
+            let close = Message::Close(Some(CloseFrame {
+                code,
+                reason: reason.into(),
+            }));
+            if let Ok(Ok(())) = timeout(WAIT, socket.send(close)).await {
+                let answer = async { while let Some(Ok(_)) = socket.next().await {} };
+                let _ = timeout(WAIT, answer).await;
+            }
         })
 }
 

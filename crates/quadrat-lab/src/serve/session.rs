@@ -4,10 +4,12 @@
 //!
 //! - the **simulation thread** owns the [`Simulation`]. It ticks about 60
 //!   times a second, applies the commands that arrived in between, and
-//!   publishes each frame into a `watch` channel, which holds only the
-//!   latest one: a frame the writer has not taken by the next tick is
-//!   replaced (and counted as dropped), so a slow page never makes the
-//!   server queue frames;
+//!   publishes a frame into a `watch` channel once the writer has taken the
+//!   one before: each frame says only what changed since the one before
+//!   ([`frame::Encoder`]), so the page must see every frame published. A
+//!   tick that ends while the writer is still busy is not sent (and is
+//!   counted as dropped); the next frame carries its changes too. So a slow
+//!   page never makes the server queue frames;
 //! - the **reader** parses each message from the page
 //!   ([`protocol::parse`]), answers a refused one with an `error`, and
 //!   passes accepted commands on (a small bounded queue; a flood is refused
@@ -38,7 +40,7 @@ use tokio::sync::{mpsc as async_mpsc, watch};
 use tokio::time::{MissedTickBehavior, interval_at, timeout};
 use tungstenite::error::{Error as WsError, ProtocolError};
 
-use super::frame::{self, FrameInfo};
+use super::frame::{Encoder, FrameInfo};
 use super::protocol::{self, Command, Reply};
 use super::{Options, State};
 use crate::sim::{DT, Simulation};
@@ -143,6 +145,7 @@ pub(super) async fn run(socket: WebSocket, state: Arc<State>) {
         dirty: true,
         frame: 0,
         dropped: 0,
+        encoder: Encoder::new(),
         rate: Rate::default(),
         replies: replies.clone(),
         frames,
@@ -289,6 +292,7 @@ struct Driver {
     dirty: bool,
     frame: u32,
     dropped: u32,
+    encoder: Encoder,
     rate: Rate,
     replies: async_mpsc::Sender<String>,
     frames: watch::Sender<Published>,
@@ -319,8 +323,11 @@ impl Driver {
                 if advance {
                     self.rate.tick(now);
                 }
-                if !self.publish() {
-                    return;
+                match self.publish() {
+                    Some(true) => {}
+                    // Not sent: the next tick must be, even when paused.
+                    Some(false) => self.dirty = true,
+                    None => return,
                 }
             } else if self.frames.is_closed() {
                 return;
@@ -356,9 +363,17 @@ impl Driver {
         self.dirty = true;
     }
 
-    /// Encodes and publishes the frame of the last tick; `false` once the
-    /// writer is gone.
-    fn publish(&mut self) -> bool {
+    /// Encodes and publishes the frame of the last tick if the writer has
+    /// taken the one before (`Some(true)`); else counts it as dropped
+    /// (`Some(false)`). `None` once the writer is gone.
+    fn publish(&mut self) -> Option<bool> {
+        if self.frames.is_closed() {
+            return None;
+        }
+        if self.frame > 0 && self.taken.load(Ordering::Acquire) < self.frame {
+            self.dropped += 1;
+            return Some(false);
+        }
         self.frame += 1;
         let info = FrameInfo {
             frame: self.frame,
@@ -371,15 +386,13 @@ impl Driver {
             dropped: self.dropped,
         };
         let mut bytes = Vec::new();
-        frame::encode(&self.sim, info, &mut bytes);
-        let replaced = self.frames.send_replace(Published {
+        self.encoder.encode(&self.sim, info, &mut bytes);
+        // The frame before was taken: nothing unseen is replaced.
+        self.frames.send_replace(Published {
             number: self.frame,
             bytes: bytes.into(),
         });
-        if replaced.number > 0 && self.taken.load(Ordering::Acquire) < replaced.number {
-            self.dropped += 1;
-        }
-        !self.frames.is_closed()
+        Some(!self.frames.is_closed())
     }
 }
 

@@ -30,6 +30,7 @@ mod validate;
 
 pub(crate) use node::{Entry, Node, NodeStack, quadrant};
 pub(crate) use pairs::NodeFilter;
+pub use pairs::PairStats;
 pub use query::{Query, Region};
 
 use crate::error::Error;

@@ -16,6 +16,69 @@ pub(crate) struct NodeFilter {
     pub(crate) sub: Filter,
 }
 
+/// What the pair walk counts as it goes. [`for_each_pair`](QuadTree::for_each_pair)
+/// walks with [`NoTally`], whose methods do nothing and compile away, and
+/// [`pair_stats`](QuadTree::pair_stats) with [`Counts`].
+pub(crate) trait Tally {
+    /// Two items' boxes were compared.
+    fn box_test(&mut self);
+    /// A box or a node's bounds were compared with a node's bounds.
+    fn bound_test(&mut self);
+    /// A pair was reported.
+    fn pair(&mut self);
+}
+
+/// The tally of the plain walk: counts nothing.
+pub(crate) struct NoTally;
+
+impl Tally for NoTally {
+    #[inline(always)]
+    fn box_test(&mut self) {}
+    #[inline(always)]
+    fn bound_test(&mut self) {}
+    #[inline(always)]
+    fn pair(&mut self) {}
+}
+
+/// What [`QuadTree::pair_stats`] counts: the work of one walk of
+/// [`for_each_pair`](QuadTree::for_each_pair).
+///
+/// The walk finds pairs within a node by sweeping its run of items (kept
+/// sorted by `min.x`), and between two nodes by sweeping their runs
+/// together. Each step of a sweep compares one item's box with another's:
+/// that is a *box test*, whether it finds the boxes apart, finds them
+/// touching, or ends the sweep because the second box starts right of the
+/// first one's end. So for a tree of one node, `box_tests` is exactly what
+/// a plain sort-and-sweep over all the boxes makes. *Bound tests* are the
+/// comparisons with a node's bounds that decide which nodes and which
+/// items of a run meet at all.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct PairStats {
+    /// Pairs of items whose boxes intersect: what `for_each_pair` reports.
+    pub pairs: u64,
+    /// Comparisons of one item's box with another item's box.
+    pub box_tests: u64,
+    /// Comparisons of an item's box or a node's bounds with a node's
+    /// bounds (pruning whole subtrees, or items of a run).
+    pub bound_tests: u64,
+}
+
+impl Tally for PairStats {
+    #[inline(always)]
+    fn box_test(&mut self) {
+        self.box_tests += 1;
+    }
+    #[inline(always)]
+    fn bound_test(&mut self) {
+        self.bound_tests += 1;
+    }
+    #[inline(always)]
+    fn pair(&mut self) {
+        self.pairs += 1;
+    }
+}
+
 /// `true` when the y intervals of two boxes overlap (closed).
 #[inline(always)]
 fn overlap_y(a: &Aabb, b: &Aabb) -> bool {
@@ -25,13 +88,19 @@ fn overlap_y(a: &Aabb, b: &Aabb) -> bool {
 /// Reports every intersecting pair within one run sorted by `min.x`: each
 /// entry meets the entries after it until one starts right of its end.
 #[inline]
-fn sweep_within<E: FnMut(&Entry, &Entry) + ?Sized>(run: &[Entry], emit: &mut E) {
+fn sweep_within<E: FnMut(&Entry, &Entry) + ?Sized, C: Tally>(
+    run: &[Entry],
+    emit: &mut E,
+    tally: &mut C,
+) {
     for (i, a) in run.iter().enumerate() {
         for b in &run[i + 1..] {
+            tally.box_test();
             if b.aabb.min.x > a.aabb.max.x {
                 break;
             }
             if overlap_y(&a.aabb, &b.aabb) {
+                tally.pair();
                 emit(a, b);
             }
         }
@@ -43,16 +112,23 @@ fn sweep_within<E: FnMut(&Entry, &Entry) + ?Sized>(run: &[Entry], emit: &mut E) 
 /// starts first meets the other run's entries that start before it ends.
 /// Each pair is met once, from the entry that starts first (ties: `a`'s).
 #[inline]
-fn sweep_between<E: FnMut(&Entry, &Entry) + ?Sized>(a: &[Entry], b: &[Entry], emit: &mut E) {
+fn sweep_between<E: FnMut(&Entry, &Entry) + ?Sized, C: Tally>(
+    a: &[Entry],
+    b: &[Entry],
+    emit: &mut E,
+    tally: &mut C,
+) {
     let (mut i, mut j) = (0, 0);
     while i < a.len() && j < b.len() {
         if a[i].aabb.min.x <= b[j].aabb.min.x {
             let x = &a[i];
             for y in &b[j..] {
+                tally.box_test();
                 if y.aabb.min.x > x.aabb.max.x {
                     break;
                 }
                 if overlap_y(&x.aabb, &y.aabb) {
+                    tally.pair();
                     emit(x, y);
                 }
             }
@@ -60,10 +136,12 @@ fn sweep_between<E: FnMut(&Entry, &Entry) + ?Sized>(a: &[Entry], b: &[Entry], em
         } else {
             let y = &b[j];
             for x in &a[i..] {
+                tally.box_test();
                 if x.aabb.min.x > y.aabb.max.x {
                     break;
                 }
                 if overlap_y(&x.aabb, &y.aabb) {
+                    tally.pair();
                     emit(x, y);
                 }
             }
@@ -78,9 +156,15 @@ pub(crate) const FILTER: usize = 32;
 /// The entries of `run` (sorted) that meet `area`, copied in order into
 /// `buf`; `None` when more than `buf` holds.
 #[inline]
-fn filter<'a>(run: &[Entry], area: &Aabb, buf: &'a mut [Entry; FILTER]) -> Option<&'a [Entry]> {
+fn filter<'a, C: Tally>(
+    run: &[Entry],
+    area: &Aabb,
+    buf: &'a mut [Entry; FILTER],
+    tally: &mut C,
+) -> Option<&'a [Entry]> {
     let mut k = 0;
     for e in run {
+        tally.bound_test();
         if e.aabb.intersects(area) {
             if k == FILTER {
                 return None;
@@ -103,9 +187,11 @@ fn run<T>(tree: &QuadTree<T>, n: u32) -> &[Entry] {
     &tree.entries[node.start as usize..(node.start + node.len) as usize]
 }
 
-pub(crate) struct PairFinder<'t, T, E: ?Sized> {
+pub(crate) struct PairFinder<'t, T, E: ?Sized, C = NoTally> {
     tree: &'t QuadTree<T>,
     emit: &'t mut E,
+    /// What the walk counts ([`NoTally`]: nothing).
+    tally: C,
     near_a: [Entry; FILTER],
     near_b: [Entry; FILTER],
     /// Per node, the layer unions of its items, when the walk filters by
@@ -115,13 +201,7 @@ pub(crate) struct PairFinder<'t, T, E: ?Sized> {
 
 impl<'t, T, E: FnMut(&Entry, &Entry) + ?Sized> PairFinder<'t, T, E> {
     pub(crate) fn new(tree: &'t QuadTree<T>, emit: &'t mut E) -> Self {
-        PairFinder {
-            tree,
-            emit,
-            near_a: [Entry::VACANT; FILTER],
-            near_b: [Entry::VACANT; FILTER],
-            unions: &[],
-        }
+        PairFinder::counting(tree, emit, NoTally)
     }
 
     /// A walk that skips every run and subtree whose layer union cannot
@@ -135,6 +215,20 @@ impl<'t, T, E: FnMut(&Entry, &Entry) + ?Sized> PairFinder<'t, T, E> {
         PairFinder {
             unions,
             ..PairFinder::new(tree, emit)
+        }
+    }
+}
+
+impl<'t, T, E: FnMut(&Entry, &Entry) + ?Sized, C: Tally> PairFinder<'t, T, E, C> {
+    /// A walk that counts its work in `tally`.
+    pub(crate) fn counting(tree: &'t QuadTree<T>, emit: &'t mut E, tally: C) -> Self {
+        PairFinder {
+            tree,
+            emit,
+            tally,
+            near_a: [Entry::VACANT; FILTER],
+            near_b: [Entry::VACANT; FILTER],
+            unions: &[],
         }
     }
 
@@ -158,7 +252,7 @@ impl<'t, T, E: FnMut(&Entry, &Entry) + ?Sized> PairFinder<'t, T, E> {
         let tree = self.tree;
         let node = &tree.nodes[n as usize];
         if self.may_interact(n, true, n, true) {
-            sweep_within(run(tree, n), self.emit);
+            sweep_within(run(tree, n), self.emit, &mut self.tally);
         }
         if node.len > 0 && !node.is_leaf() {
             for q in 0..4 {
@@ -194,10 +288,17 @@ impl<'t, T, E: FnMut(&Entry, &Entry) + ?Sized> PairFinder<'t, T, E> {
     fn run_vs_subtree(&mut self, a: u32, b: u32) {
         let tree = self.tree;
         let (na, nb) = (&tree.nodes[a as usize], &tree.nodes[b as usize]);
+        self.tally.bound_test();
         if !nb.subtree_bounds().intersects(&na.tight) || !self.may_interact(a, true, b, false) {
             return;
         }
-        if nb.len > 0 && nb.tight.intersects(&na.tight) && self.may_interact(a, true, b, true) {
+        if nb.len > 0
+            && {
+                self.tally.bound_test();
+                nb.tight.intersects(&na.tight)
+            }
+            && self.may_interact(a, true, b, true)
+        {
             self.runs(a, b);
         }
         if !nb.is_leaf() {
@@ -212,6 +313,7 @@ impl<'t, T, E: FnMut(&Entry, &Entry) + ?Sized> PairFinder<'t, T, E> {
     pub(crate) fn subtree_vs_subtree(&mut self, a: u32, b: u32) {
         let tree = self.tree;
         let (na, nb) = (&tree.nodes[a as usize], &tree.nodes[b as usize]);
+        self.tally.bound_test();
         if !na.subtree_bounds().intersects(&nb.subtree_bounds())
             || !self.may_interact(a, false, b, false)
         {
@@ -244,16 +346,17 @@ impl<'t, T, E: FnMut(&Entry, &Entry) + ?Sized> PairFinder<'t, T, E> {
         let tree = self.tree;
         let (ta, tb) = (tree.nodes[a as usize].tight, tree.nodes[b as usize].tight);
         let (ra, rb) = (run(tree, a), run(tree, b));
-        let Some(fa) = filter(ra, &tb, &mut self.near_a) else {
-            sweep_between(ra, rb, self.emit);
+        let tally = &mut self.tally;
+        let Some(fa) = filter(ra, &tb, &mut self.near_a, tally) else {
+            sweep_between(ra, rb, self.emit, tally);
             return;
         };
         if fa.is_empty() {
             return;
         }
-        match filter(rb, &ta, &mut self.near_b) {
-            Some(fb) => sweep_between(fa, fb, self.emit),
-            None => sweep_between(ra, rb, self.emit),
+        match filter(rb, &ta, &mut self.near_b, tally) {
+            Some(fb) => sweep_between(fa, fb, self.emit, tally),
+            None => sweep_between(ra, rb, self.emit, tally),
         }
     }
 }
@@ -305,6 +408,45 @@ impl<T> QuadTree<T> {
         self.for_each_pair(|a, b| out.push((a, b)));
         out.sort_unstable();
         out
+    }
+
+    /// The work one [`for_each_pair`](QuadTree::for_each_pair) does on
+    /// this tree: the pairs it reports, the box tests it makes to find
+    /// them, and the tests against nodes' bounds that decide where to look
+    /// (see [`PairStats`]). It walks the tree exactly as `for_each_pair`
+    /// does, counting as it goes; `for_each_pair` itself counts nothing
+    /// and costs nothing more for this.
+    ///
+    /// Compare `box_tests` with `n (n − 1) / 2`, what testing every pair
+    /// costs, and with the same tree built with `max_depth: 0` (one node,
+    /// a plain sort-and-sweep over every box) to see what the tree saves.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, Config, QuadTree};
+    /// let world = Aabb::new([0.0, 0.0], [100.0, 100.0]);
+    /// let boxes: Vec<Aabb> = (0..400)
+    ///     .map(|i| {
+    ///         let (x, y) = ((i % 20) as f32 * 5.0, (i / 20) as f32 * 5.0);
+    ///         Aabb::new([x, y], [x + 4.0, y + 4.0])
+    ///     })
+    ///     .collect();
+    /// let build = |max_depth| {
+    ///     let config = Config { max_items: 4, max_depth, ..Config::default() };
+    ///     let mut tree = QuadTree::with_config(world, config);
+    ///     tree.insert_many(boxes.iter().map(|&b| (b, ())));
+    ///     tree
+    /// };
+    /// let (deep, flat) = (build(8).pair_stats(), build(0).pair_stats());
+    /// assert_eq!(deep.pairs, 0); // 4-unit boxes 5 units apart never touch
+    /// assert_eq!(flat.pairs, 0);
+    /// assert!(deep.box_tests < flat.box_tests);
+    /// ```
+    #[must_use]
+    pub fn pair_stats(&self) -> PairStats {
+        let mut emit = |_: &Entry, _: &Entry| {};
+        let mut finder = PairFinder::counting(self, &mut emit, PairStats::default());
+        finder.within_subtree(0);
+        finder.tally
     }
 }
 
@@ -510,16 +652,17 @@ impl<T, U, E: FnMut(&Entry, &Entry) + ?Sized> CrossFinder<'_, T, U, E> {
             self.b.nodes[y as usize].tight,
         );
         let (rx, ry) = (run(self.a, x), run(self.b, y));
-        let Some(fx) = filter(rx, &ty, &mut self.near_a) else {
-            sweep_between(rx, ry, self.emit);
+        let tally = &mut NoTally;
+        let Some(fx) = filter(rx, &ty, &mut self.near_a, tally) else {
+            sweep_between(rx, ry, self.emit, tally);
             return;
         };
         if fx.is_empty() {
             return;
         }
-        match filter(ry, &tx, &mut self.near_b) {
-            Some(fy) => sweep_between(fx, fy, self.emit),
-            None => sweep_between(rx, ry, self.emit),
+        match filter(ry, &tx, &mut self.near_b, tally) {
+            Some(fy) => sweep_between(fx, fy, self.emit, tally),
+            None => sweep_between(rx, ry, self.emit, tally),
         }
     }
 }

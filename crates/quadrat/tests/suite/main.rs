@@ -13,6 +13,7 @@ mod features;
 mod geometry;
 mod model;
 mod narrow;
+mod pair_stats;
 mod pairs_with;
 mod regressions;
 mod resting;
