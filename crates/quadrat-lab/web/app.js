@@ -596,8 +596,10 @@
         : records === 0
           ? `no objects: the server sent none of the ${fmt(frame.h.count)}`
           : `${fmt(objects)} of ${fmt(frame.h.count)} objects`;
-      const tiles = frame.tiles ? ` · ${fmt(frame.tiles.boxes.length / 4)} tiles` : '';
-      const nodes = lab.showNodes && frame.leaves.length ? ` · ${fmt(frame.leaves.length / 4)} leaves` : '';
+      const count = (n, one, many) => `${fmt(n)} ${n === 1 ? one : many}`;
+      const tiles = frame.tiles ? ` · ${count(frame.tiles.boxes.length / 4, 'tile', 'tiles')}` : '';
+      const leaves = frame.leaves.length / 4;
+      const nodes = lab.showNodes && leaves ? ` · ${count(leaves, 'leaf', 'leaves')}` : '';
       text = `drawn: ${what}${tiles}${nodes} · ${lab.renderer}`;
     }
     setText('drawn', text);
@@ -844,10 +846,12 @@ void main() { outColor = texture(u_texture, v_uv); }`;
   function glTiles(tiles) {
     const w = side();
     const v = lab.view;
-    if (g.tilesVersion !== tiles.version) {
+    // Keyed by the boxes themselves: versions count afresh in a new scene.
+    if (g.tilesBoxes !== tiles.boxes) {
       gl.bindBuffer(gl.ARRAY_BUFFER, g.tiles);
       gl.bufferData(gl.ARRAY_BUFFER, tiles.boxes, gl.STATIC_DRAW);
-      g.tilesVersion = tiles.version;
+      g.tilesBoxes = tiles.boxes;
+      g.tilesVersion = (g.tilesVersion || 0) + 1;
       g.tilesCount = tiles.boxes.length / 4;
       g.tilesKey = '';
     }
@@ -1043,8 +1047,9 @@ void main() { outColor = texture(u_texture, v_uv); }`;
 
   function tiles2d(tiles, s, off) {
     const w = canvas.width;
-    const key = `${tiles.version}:${s}:${off}:${w}`;
-    if (!tileCache || tileCache.key !== key) {
+    const key = `${s}:${off}:${w}`;
+    // Keyed by the boxes themselves: versions count afresh in a new scene.
+    if (!tileCache || tileCache.key !== key || tileCache.boxes !== tiles.boxes) {
       const c = tileCache && tileCache.canvas.width === w ? tileCache.canvas : document.createElement('canvas');
       c.width = w;
       c.height = canvas.height;
@@ -1059,7 +1064,7 @@ void main() { outColor = texture(u_texture, v_uv); }`;
       }
       t.fillStyle = COLOR.tile;
       t.fill();
-      tileCache = { key, canvas: c };
+      tileCache = { key, boxes: tiles.boxes, canvas: c };
     }
     ctx.drawImage(tileCache.canvas, 0, 0);
     const b = tiles.boxes;
