@@ -159,7 +159,7 @@
       case 4408:
         return ['timed out', `The session timed out: the server heard nothing from this page for too long${why}.`];
       case 4429:
-        return ['too many tabs', `The lab server is serving as many tabs as it allows${why}. Close another lab tab, or start the server with a higher --max-sessions.`];
+        return ['too many tabs', `The lab server has no free session (${reason || 'too many tabs'}). Close another lab tab, or start the server with a higher --max-sessions.`];
       case 4403:
         return ['origin refused', `The lab server refused this page's origin${why}. Open the page at the address the server printed.`];
       case 4000:

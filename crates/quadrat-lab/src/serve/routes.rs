@@ -106,7 +106,10 @@ async fn websocket(
         return refuse(
             upgrade,
             protocol::TOO_MANY_TABS,
-            format!("too many tabs: {max} of {max} sessions in use"),
+            format!(
+                "too many tabs: {max} of {max} session{} in use",
+                if max == 1 { "" } else { "s" }
+            ),
         );
     };
     upgrade

@@ -712,7 +712,7 @@ test('a tab over the session cap is told why, with its controls disabled', async
     assert.ok(await second.locator('#notice').isHidden());
     // The server says why (close code 4429), and the page says it in words.
     assert.match(told.status, /too many tabs/);
-    assert.match(told.notice, /as many tabs as it allows/);
+    assert.match(told.notice, /^The lab server has no free session \(too many tabs: 1 of 1 session in use\)\./);
   } finally {
     if (!first.isClosed()) await first.close();
     await second.close();
