@@ -686,27 +686,7 @@ impl Simulation {
             self.tick_level(advance);
             return;
         }
-        let n = self.count();
-        if advance {
-            let speed = self.settings.speed * DT;
-            for i in 0..n {
-                let half = half_extents(&self.shapes[i]);
-                let (p, v) = bounce(
-                    self.positions[i] + self.velocities[i] * speed,
-                    self.velocities[i],
-                    half,
-                );
-                self.positions[i] = p;
-                self.velocities[i] = v;
-            }
-        }
-        if self.player_moving() {
-            let step = self.player_direction * (PLAYER_SPEED * DT);
-            let half = Vec2::splat(PLAYER_HALF);
-            self.positions[n] = (self.positions[n] + step)
-                .max(half)
-                .min(Vec2::splat(WORLD) - half);
-        }
+        self.move_objects(advance);
 
         let start = Instant::now();
         for (b, (shape, &p)) in self
@@ -824,10 +804,9 @@ impl Simulation {
         }
     }
 
-    /// The level's tick: movers move and bounce off the border, the world
-    /// steps, movers that touch a wall are pushed out of it and bounce, the
-    /// player is stopped by walls.
-    fn tick_level(&mut self, advance: bool) {
+    /// Moves the objects by [`DT`] when `advance`, bouncing off the border,
+    /// and the player when steered, kept inside the world.
+    fn move_objects(&mut self, advance: bool) {
         let n = self.count();
         if advance {
             let speed = self.settings.speed * DT;
@@ -849,6 +828,14 @@ impl Simulation {
                 .max(half)
                 .min(Vec2::splat(WORLD) - half);
         }
+    }
+
+    /// The level's tick: movers move and bounce off the border, the world
+    /// steps, movers that touch a wall are pushed out of it and bounce, the
+    /// player is stopped by walls.
+    fn tick_level(&mut self, advance: bool) {
+        let n = self.count();
+        self.move_objects(advance);
         let level = self.level.as_mut().expect("the level scene has a level");
         let start = Instant::now();
         for (&key, &p) in level.keys.iter().zip(&self.positions) {

@@ -6,27 +6,9 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { inflateSync } from 'node:zlib';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, '..', '..', '..', '..');
-const target = process.env.CARGO_TARGET_DIR ? path.resolve(root, process.env.CARGO_TARGET_DIR) : path.join(root, 'target');
-const shots = path.join(target, 'e2e');
-const binary = path.join(target, 'release', 'quadrat-lab');
-
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--no-first-run',
-];
+import { buildLab, decodePng, launchBrowser, openPage, shots, startLab } from './harness.mjs';
 
 // Frame flags and object marks, as in src/serve/frame.rs and src/sim.rs.
 const PAUSED = 1;
@@ -34,66 +16,23 @@ const BRUTE_FORCE = 2;
 const QUERY = 16;
 const PICKED = 32;
 
-let lab; // the server process
-let labOutput = '';
+let lab; // the server: { process, url, output() }
 let labUrl;
 let browser;
 let page;
 const pageErrors = [];
 
-// Starts a lab on a free port; resolves to { process, url, output() }.
-function startLab(args = []) {
-  const child = spawn(binary, ['serve', '--port', '0', ...args], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
-  let output = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the lab printed no URL: ${output}`)), 30_000);
-    child.stdout.on('data', (chunk) => {
-      output += chunk;
-      const match = output.match(/http:\/\/127\.0\.0\.1:\d+\//);
-      if (match) {
-        clearTimeout(timer);
-        resolve({ process: child, url: match[0], output: () => output });
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`the lab exited with ${code}: ${output}`)));
-  });
-}
-
 before(async () => {
-  const build = spawnSync('cargo', ['build', '--release', '-p', 'quadrat-lab'], { cwd: root, stdio: 'inherit' });
-  assert.equal(build.status, 0, 'cargo build --release -p quadrat-lab');
-  mkdirSync(shots, { recursive: true });
-
-  lab = spawn(binary, ['serve', '--port', '0'], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
-  const url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the lab printed no URL: ${labOutput}`)), 30_000);
-    lab.stdout.on('data', (chunk) => {
-      labOutput += chunk;
-      const match = labOutput.match(/http:\/\/127\.0\.0\.1:\d+\//);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[0]);
-      }
-    });
-    lab.on('exit', (code) => reject(new Error(`the lab exited with ${code}: ${labOutput}`)));
-  });
-  labUrl = url;
-
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
-  page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
-  await page.addInitScript(() => {
-    window.frameHeader = () => window.lab && window.lab.frame && window.lab.frame.h;
-  });
-  page.on('pageerror', (error) => pageErrors.push(error.message));
-  page.on('console', (message) => {
-    if (message.type() === 'error') pageErrors.push(message.text());
-  });
-  await page.goto(url);
+  buildLab();
+  lab = await startLab();
+  labUrl = lab.url;
+  browser = await launchBrowser();
+  page = await openPage(browser, labUrl, pageErrors);
 });
 
 after(async () => {
   await browser?.close();
-  if (lab && lab.exitCode === null) lab.kill('SIGKILL');
+  if (lab && lab.process.exitCode === null) lab.process.kill('SIGKILL');
 });
 
 const header = () => page.evaluate(() => window.lab.frame && window.lab.frame.h);
@@ -142,55 +81,6 @@ async function worldAtPage(px, py, on = page) {
 }
 
 // ----- pixels of screenshots -----
-
-// Decodes a PNG (8-bit RGB or RGBA, not interlaced, as Chromium writes
-// them) into { width, height, channels, data }.
-function decodePng(png) {
-  let at = 8;
-  let width = 0;
-  let height = 0;
-  let channels = 0;
-  const idat = [];
-  while (at < png.length) {
-    const length = png.readUInt32BE(at);
-    const type = png.toString('latin1', at + 4, at + 8);
-    const body = png.subarray(at + 8, at + 8 + length);
-    if (type === 'IHDR') {
-      width = body.readUInt32BE(0);
-      height = body.readUInt32BE(4);
-      assert.equal(body[8], 8, 'bit depth 8');
-      channels = { 2: 3, 6: 4 }[body[9]];
-      assert.ok(channels, `colour type ${body[9]}`);
-      assert.equal(body[12], 0, 'not interlaced');
-    } else if (type === 'IDAT') {
-      idat.push(body);
-    }
-    at += 12 + length;
-  }
-  const raw = inflateSync(Buffer.concat(idat));
-  const stride = width * channels;
-  const data = Buffer.alloc(height * stride);
-  for (let y = 0; y < height; y++) {
-    const filter = raw[y * (stride + 1)];
-    const row = raw.subarray(y * (stride + 1) + 1, (y + 1) * (stride + 1));
-    for (let x = 0; x < stride; x++) {
-      const a = x >= channels ? data[y * stride + x - channels] : 0;
-      const b = y > 0 ? data[(y - 1) * stride + x] : 0;
-      const c = x >= channels && y > 0 ? data[(y - 1) * stride + x - channels] : 0;
-      let v = row[x];
-      if (filter === 1) v += a;
-      else if (filter === 2) v += b;
-      else if (filter === 3) v += (a + b) >> 1;
-      else if (filter === 4) {
-        const p = a + b - c;
-        const [pa, pb, pc] = [Math.abs(p - a), Math.abs(p - b), Math.abs(p - c)];
-        v += pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
-      }
-      data[y * stride + x] = v & 255;
-    }
-  }
-  return { width, height, channels, data };
-}
 
 const WORLD_RGB = [0x0d, 0x11, 0x17];
 
@@ -725,11 +615,11 @@ test('the page raised no errors', () => {
 });
 
 test('Ctrl-C stops the server cleanly', async () => {
-  const exited = new Promise((resolve) => lab.on('exit', (code, signal) => resolve({ code, signal })));
-  lab.kill('SIGINT');
+  const exited = new Promise((resolve) => lab.process.on('exit', (code, signal) => resolve({ code, signal })));
+  lab.process.kill('SIGINT');
   const { code } = await exited;
   assert.equal(code, 0);
-  assert.match(labOutput, /stopped/);
+  assert.match(lab.output(), /stopped/);
   // The page notices, and says why (the server's close code, 1001).
   await page.waitForFunction(() => document.getElementById('status').dataset.state === 'closed');
   const told = await page.evaluate(() => [

@@ -8,70 +8,28 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { inflateSync } from 'node:zlib';
-import { chromium } from 'playwright-core';
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, '..', '..', '..', '..');
-const target = process.env.CARGO_TARGET_DIR ? path.resolve(root, process.env.CARGO_TARGET_DIR) : path.join(root, 'target');
-const shots = path.join(target, 'e2e');
-const binary = path.join(target, 'release', 'quadrat-lab');
-
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--no-first-run',
-];
+import { buildLab, decodePng, launchBrowser, openPage, shots, startLab } from './harness.mjs';
 
 // Frame flags, as in src/serve/frame.rs.
 const BRUTE_FORCE = 2;
 
-let lab;
-let labOutput = '';
+let lab; // the server: { process, url, output() }
 let browser;
 let page;
 const pageErrors = [];
 
 before(async () => {
-  const build = spawnSync('cargo', ['build', '--release', '-p', 'quadrat-lab'], { cwd: root, stdio: 'inherit' });
-  assert.equal(build.status, 0, 'cargo build --release -p quadrat-lab');
-  mkdirSync(shots, { recursive: true });
-  lab = spawn(binary, ['serve', '--port', '0'], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
-  const url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the lab printed no URL: ${labOutput}`)), 30_000);
-    lab.stdout.on('data', (chunk) => {
-      labOutput += chunk;
-      const match = labOutput.match(/http:\/\/127\.0\.0\.1:\d+\//);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[0]);
-      }
-    });
-    lab.on('exit', (code) => reject(new Error(`the lab exited with ${code}: ${labOutput}`)));
-  });
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
-  page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
-  await page.addInitScript(() => {
-    window.frameHeader = () => window.lab && window.lab.frame && window.lab.frame.h;
-  });
-  page.on('pageerror', (error) => pageErrors.push(error.message));
-  page.on('console', (message) => {
-    if (message.type() === 'error') pageErrors.push(message.text());
-  });
-  await page.goto(url);
+  buildLab();
+  lab = await startLab();
+  browser = await launchBrowser();
+  page = await openPage(browser, lab.url, pageErrors);
   await page.waitForFunction(() => frameHeader()?.frame > 0);
 });
 
 after(async () => {
   await browser?.close();
-  if (lab && lab.exitCode === null) lab.kill('SIGKILL');
+  if (lab && lab.process.exitCode === null) lab.process.kill('SIGKILL');
 });
 
 const header = () => page.evaluate(() => window.lab.frame && window.lab.frame.h);
@@ -110,57 +68,15 @@ async function treeFigures() {
   return seen[2];
 }
 
-// A PNG screenshot's pixels (8-bit RGB or RGBA, not interlaced, as
-// Chromium writes them): { width, height, at(x, y) -> [r, g, b] }.
+// A PNG screenshot's pixels: { width, height, at(x, y) -> [r, g, b] }.
 function pixels(png) {
-  let at = 8;
-  let width = 0;
-  let height = 0;
-  let channels = 0;
-  const data = [];
-  while (at < png.length) {
-    const len = png.readUInt32BE(at);
-    const type = png.toString('ascii', at + 4, at + 8);
-    const body = png.subarray(at + 8, at + 8 + len);
-    if (type === 'IHDR') {
-      width = body.readUInt32BE(0);
-      height = body.readUInt32BE(4);
-      assert.equal(body[8], 8, '8-bit PNG');
-      channels = { 2: 3, 6: 4 }[body[9]];
-      assert.ok(channels && body[12] === 0, 'RGB or RGBA, not interlaced');
-    } else if (type === 'IDAT') {
-      data.push(body);
-    }
-    at += 12 + len;
-  }
-  const raw = inflateSync(Buffer.concat(data));
-  const stride = width * channels;
-  const out = Buffer.alloc(stride * height);
-  for (let y = 0; y < height; y++) {
-    const filter = raw[y * (stride + 1)];
-    for (let x = 0; x < stride; x++) {
-      const v = raw[y * (stride + 1) + 1 + x];
-      const a = x >= channels ? out[y * stride + x - channels] : 0;
-      const b = y > 0 ? out[(y - 1) * stride + x] : 0;
-      const c = x >= channels && y > 0 ? out[(y - 1) * stride + x - channels] : 0;
-      let p = 0;
-      if (filter === 1) p = a;
-      else if (filter === 2) p = b;
-      else if (filter === 3) p = (a + b) >> 1;
-      else if (filter === 4) {
-        const q = a + b - c;
-        const [pa, pb, pc] = [Math.abs(q - a), Math.abs(q - b), Math.abs(q - c)];
-        p = pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
-      }
-      out[y * stride + x] = (v + p) & 255;
-    }
-  }
+  const { width, height, channels, data } = decodePng(png);
   return {
     width,
     height,
     at: (x, y) => {
-      const k = Math.round(y) * stride + Math.round(x) * channels;
-      return [out[k], out[k + 1], out[k + 2]];
+      const k = (Math.round(y) * width + Math.round(x)) * channels;
+      return [data[k], data[k + 1], data[k + 2]];
     },
   };
 }
