@@ -377,10 +377,10 @@ pub struct Figures {
     pub broad_time: Duration,
     /// Time of the exact tests alone this tick.
     pub exact_time: Duration,
-    /// Nodes of the tree.
+    /// Nodes of the tree. (Its depth is not a figure of the tick: finding
+    /// it walks every node, so the frame encoder reads it off the walk it
+    /// makes anyway.)
     pub nodes: u32,
-    /// Deepest level of the tree.
-    pub depth: u8,
     /// What finding the pairs costs three ways, measured in turns.
     pub compare: Comparison,
     /// The level scene's step.
@@ -769,7 +769,6 @@ impl Simulation {
             } else {
                 self.tree.node_count() as u32
             },
-            depth: if brute { 0 } else { self.tree.depth() },
             compare: self.compare,
             level: LevelFigures::default(),
         };
@@ -911,10 +910,7 @@ impl Simulation {
             *b = shape.aabb(p);
         }
         let pairs = level.contacts.len() as u32;
-        let (nodes, depth) = (
-            level.world.tree().node_count() as u32,
-            level.world.tree().depth(),
-        );
+        let nodes = level.world.tree().node_count() as u32;
         let query_hits = self.mark_query();
         let (player_candidates, _) = self.mark_player();
         if let Some((i, _)) = self.picked {
@@ -933,7 +929,6 @@ impl Simulation {
             broad_time: pair_time,
             exact_time: Duration::ZERO,
             nodes,
-            depth,
             compare: Comparison::default(),
             level: figures,
         };

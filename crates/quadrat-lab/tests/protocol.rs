@@ -275,7 +275,7 @@ fn frames_decode_to_what_was_encoded() {
             3_001,
             leaves.len() as u32,
             figures.nodes,
-            figures.depth
+            sim.tree().depth()
         )
     );
     assert_eq!(h.flags, Header::PAUSED | Header::QUERY | Header::PICKED);

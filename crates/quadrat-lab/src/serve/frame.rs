@@ -438,8 +438,10 @@ impl Encoder {
         next.marks.extend(sim.marks().iter().map(|m| m.0));
         next.shape.clear();
         next.leaf_items.clear();
+        let mut depth = 0;
         if !brute {
             for node in sim.tree().nodes() {
+                depth = depth.max(node.depth);
                 next.shape.push(!node.is_leaf);
                 if node.is_leaf {
                     next.leaf_items.push(node.items as u32);
@@ -502,7 +504,7 @@ impl Encoder {
             sent: next.positions.len() as u32,
             leaves: next.leaf_items.len() as u32,
             nodes: figures.nodes,
-            depth: figures.depth,
+            depth,
             flags,
             sections,
             pairs: figures.pairs,
