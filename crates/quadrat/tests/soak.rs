@@ -11,40 +11,15 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use quadrat::{Aabb, Circle, Config, Ray, Vec2};
+use quadrat::{Aabb, Config};
 use support::shapes::{self, Rng};
-use support::tree::{Harness, Probe};
+use support::tree::Harness;
 
 fn env(name: &str, default: u64) -> u64 {
     std::env::var(name)
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
-}
-
-/// A probe anywhere in (or around) the world, or aimed at an item.
-fn probe(h: &Harness, rng: &mut Rng, world: Aabb) -> Probe {
-    let b = support::ops::random_box(rng, world, h);
-    let c = support::ops::random_box(rng, world, h);
-    let r = (f64::from(c.max.x) - f64::from(b.min.x))
-        .abs()
-        .min(f64::from(f32::MAX)) as f32;
-    let dir = Vec2::new(c.min.x * 0.5 - b.min.x * 0.5, c.min.y * 0.5 - b.min.y * 0.5);
-    Probe {
-        area: b.union(&c),
-        circle: Circle::new(b.center(), r),
-        point: c.max,
-        k: rng.below(8) as usize,
-        ray: Ray::new(
-            b.min,
-            if dir == Vec2::ZERO {
-                Vec2::new(0.0, -1.0)
-            } else {
-                dir
-            },
-        ),
-        max_dist: if rng.chance(50) { f32::INFINITY } else { r },
-    }
 }
 
 #[test]
@@ -86,7 +61,7 @@ fn soak() {
                     .unwrap_or_else(|e| panic!("{}: {e}", context()));
             }
             if step % 40 == 0 {
-                let p = probe(&h, &mut rng, world);
+                let p = support::ops::random_probe(&h, &mut rng, world);
                 h.check(&p)
                     .unwrap_or_else(|e| panic!("{}: {e} with {p:?}", context()));
                 checks += 1;

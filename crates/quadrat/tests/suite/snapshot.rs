@@ -10,36 +10,10 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use crate::support::ops::{random_box, random_op};
+use crate::support::ops::{random_box, random_op, random_probe};
 use crate::support::shapes::{self, Rng};
 use crate::support::tree::{Harness, Probe};
-use quadrat::{
-    Aabb, Body, Circle, CollisionWorld, Config, Filter, Key, Layers, QuadTree, Ray, Shape, Vec2,
-};
-
-fn probe(h: &Harness, rng: &mut Rng, world: Aabb) -> Probe {
-    let b = random_box(rng, world, h);
-    let c = random_box(rng, world, h);
-    let r = (f64::from(c.max.x) - f64::from(b.min.x))
-        .abs()
-        .min(f64::from(f32::MAX)) as f32;
-    let dir = Vec2::new(c.min.x * 0.5 - b.min.x * 0.5, c.min.y * 0.5 - b.min.y * 0.5);
-    Probe {
-        area: b.union(&c),
-        circle: Circle::new(b.center(), r),
-        point: c.max,
-        k: rng.below(8) as usize,
-        ray: Ray::new(
-            b.min,
-            if dir == Vec2::ZERO {
-                Vec2::new(0.0, -1.0)
-            } else {
-                dir
-            },
-        ),
-        max_dist: if rng.chance(50) { f32::INFINITY } else { r },
-    }
-}
+use quadrat::{Aabb, Body, CollisionWorld, Config, Filter, Key, Layers, QuadTree, Shape, Vec2};
 
 /// Every answer of the tree to `p`, in the order the tree gives it.
 #[allow(clippy::type_complexity)]
@@ -114,7 +88,7 @@ fn twins(seed: u64, ops: usize) {
             "seed {seed}, step {step}: keys differ"
         );
         if step % 8 == 0 {
-            let p = probe(&h, &mut rng, world);
+            let p = random_probe(&h, &mut rng, world);
             assert_eq!(
                 answers(&t.tree, &p),
                 answers(&h.tree, &p),
@@ -127,7 +101,7 @@ fn twins(seed: u64, ops: usize) {
             );
         }
         if step % 16 == 0 {
-            t.check(&probe(t, &mut rng, world))
+            t.check(&random_probe(t, &mut rng, world))
                 .unwrap_or_else(|e| fail(format!("the restored copy: {e}")));
         }
     }

@@ -4,10 +4,10 @@
 
 #![allow(dead_code, unreachable_pub)]
 
-use quadrat::Aabb;
+use quadrat::{Aabb, Circle, Ray, Vec2};
 
 use super::shapes::{self, Kind, Rng};
-use super::tree::{Harness, Op};
+use super::tree::{Harness, Op, Probe};
 
 /// One box: mostly from a generator of a random kind, now and then an item
 /// already in the tree (exact duplicates) or a box at the edge of `f32`.
@@ -87,5 +87,30 @@ pub fn random_op(rng: &mut Rng, world: Aabb, h: &Harness) -> Op {
         88 if rng.chance(30) => Op::Clear,
         // Drain: remove a run of items in insertion order.
         _ => Op::Remove(0),
+    }
+}
+
+/// A probe anywhere in (or around) the world, or aimed at an item.
+pub fn random_probe(h: &Harness, rng: &mut Rng, world: Aabb) -> Probe {
+    let b = random_box(rng, world, h);
+    let c = random_box(rng, world, h);
+    let r = (f64::from(c.max.x) - f64::from(b.min.x))
+        .abs()
+        .min(f64::from(f32::MAX)) as f32;
+    let dir = Vec2::new(c.min.x * 0.5 - b.min.x * 0.5, c.min.y * 0.5 - b.min.y * 0.5);
+    Probe {
+        area: b.union(&c),
+        circle: Circle::new(b.center(), r),
+        point: c.max,
+        k: rng.below(8) as usize,
+        ray: Ray::new(
+            b.min,
+            if dir == Vec2::ZERO {
+                Vec2::new(0.0, -1.0)
+            } else {
+                dir
+            },
+        ),
+        max_dist: if rng.chance(50) { f32::INFINITY } else { r },
     }
 }
