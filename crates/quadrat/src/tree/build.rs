@@ -1,6 +1,6 @@
 //! Bulk building: many items at once, and rebuilding in place.
 
-use super::{Entry, Node, QuadTree, quadrant};
+use super::{Entry, Node, QuadTree};
 use crate::error::Error;
 use crate::geom::Aabb;
 use crate::key::Key;
@@ -198,24 +198,22 @@ impl<T> QuadTree<T> {
             (u64::from(code) << 32) | i as u64
         };
         #[cfg(feature = "parallel")]
-        if parallel {
+        let mut keys: Vec<u64> = if parallel {
             use rayon::prelude::*;
-            let mut keys: Vec<u64> = self.entries.par_iter().enumerate().map(key).collect();
-            radix_sort_codes(&mut keys);
-            let entries = &self.entries;
-            self.entries = keys
-                .par_iter()
-                .map(|&k| entries[(k & 0xFFFF_FFFF) as usize])
-                .collect();
-            return;
-        }
-        let _ = parallel;
+            self.entries.par_iter().enumerate().map(key).collect()
+        } else {
+            self.entries.iter().enumerate().map(key).collect()
+        };
+        #[cfg(not(feature = "parallel"))]
         let mut keys: Vec<u64> = self.entries.iter().enumerate().map(key).collect();
+        let _ = parallel;
         radix_sort_codes(&mut keys);
+        // Gather: independent reads, whose cache misses overlap.
         let sorted: Vec<Entry> = keys
             .iter()
             .map(|&k| self.entries[(k & 0xFFFF_FFFF) as usize])
             .collect();
+        drop(keys);
         self.entries = sorted;
     }
 }
@@ -249,26 +247,28 @@ impl<T> Drop for Batch<'_, T> {
     }
 }
 
-/// Sorts `(code << 32) | index` keys by their 32-bit code: four 8-bit LSD
-/// radix passes.
+/// Sorts `(code << 32) | index` keys by the top 22 bits of their 32-bit
+/// code: two 11-bit LSD radix passes. The lower bits order cells more than
+/// 11 levels down, which the partition sorts out cheaply, on ranges that
+/// fit in cache.
 fn radix_sort_codes(keys: &mut Vec<u64>) {
-    let n = keys.len();
-    let mut spare = vec![0u64; n];
-    for pass in 0..4 {
-        let shift = 32 + 8 * pass;
-        let mut offsets = [0usize; 256];
-        for k in keys.iter() {
-            offsets[((k >> shift) & 0xFF) as usize] += 1;
-        }
-        let mut sum = 0;
+    const BUCKETS: usize = 1 << 11;
+    let mut offsets = vec![[0u32; BUCKETS]; 2];
+    for k in keys.iter() {
+        offsets[0][((k >> 42) & 0x7FF) as usize] += 1;
+        offsets[1][(k >> 53) as usize] += 1;
+    }
+    let mut spare = vec![0u64; keys.len()];
+    for (shift, offsets) in [42u32, 53].into_iter().zip(offsets.iter_mut()) {
+        let mut sum = 0u32;
         for o in offsets.iter_mut() {
             let c = *o;
             *o = sum;
             sum += c;
         }
         for &k in keys.iter() {
-            let b = ((k >> shift) & 0xFF) as usize;
-            spare[offsets[b]] = k;
+            let b = ((k >> shift) & 0x7FF) as usize;
+            spare[offsets[b] as usize] = k;
             offsets[b] += 1;
         }
         core::mem::swap(keys, &mut spare);
@@ -357,16 +357,35 @@ fn partition(part: &mut Part<'_>, node: &Node, lo: usize, hi: usize, limits: Lim
     if node.depth >= limits.max_depth {
         return Split::Leaf(0);
     }
-    let cell = node.cell;
+    let mid = node.cell.center();
     let kids = node.children_loose();
+    // One pass computes every entry's destination and remembers it. The
+    // counts live in one register, 12 bits per category, emptied into
+    // `counts` every `BATCH` entries: consecutive entries mostly share a
+    // category (the array is nearly in order), and counting in memory
+    // would make each increment wait for the last one's store.
+    const BATCH: usize = 4095;
     let mut counts = [0usize; 5];
-    // One pass computes every entry's destination and remembers it.
     let cats = &mut part.cats[lo..hi];
-    for (e, cat) in part.entries[lo..hi].iter().zip(cats.iter_mut()) {
-        let q = quadrant(&cell, e.aabb.center());
-        let c = if kids[q].contains(&e.aabb) { q } else { STAYS };
-        *cat = c as u8;
-        counts[c] += 1;
+    let entries = &part.entries[lo..hi];
+    for (es, cs) in entries.chunks(BATCH).zip(cats.chunks_mut(BATCH)) {
+        let mut acc = 0u64;
+        for (e, cat) in es.iter().zip(cs.iter_mut()) {
+            let b = &e.aabb;
+            let c = b.center();
+            let q = usize::from(c.x >= mid.x) | (usize::from(c.y >= mid.y) << 1);
+            let k = &kids[q];
+            let fits = (k.min.x <= b.min.x)
+                & (k.min.y <= b.min.y)
+                & (b.max.x <= k.max.x)
+                & (b.max.y <= k.max.y);
+            let c = if fits { q } else { STAYS };
+            *cat = c as u8;
+            acc += 1 << (12 * c);
+        }
+        for (c, count) in counts.iter_mut().enumerate() {
+            *count += ((acc >> (12 * c)) & 0xFFF) as usize;
+        }
     }
     let load = (hi - lo) - counts[STAYS];
     if load <= limits.max_items {
@@ -382,11 +401,13 @@ fn partition(part: &mut Part<'_>, node: &Node, lo: usize, hi: usize, limits: Lim
     let end: [usize; 5] = core::array::from_fn(|c| begin[c] + counts[c]);
     let mut next = begin;
     for &c in &order {
-        while next[c] < end[c] {
-            let i = next[c];
+        let mut i = next[c];
+        while i < end[c] {
+            // Skip what is in place already: most of it, after a presort
+            // or in last frame's order.
             let ec = part.cats[i] as usize;
             if ec == c {
-                next[c] += 1;
+                i += 1;
                 continue;
             }
             // Swap the entry into its bucket; look again at what came back.
@@ -395,6 +416,7 @@ fn partition(part: &mut Part<'_>, node: &Node, lo: usize, hi: usize, limits: Lim
             part.entries.swap(i, j);
             part.cats.swap(i, j);
         }
+        next[c] = i;
     }
     Split::Inner(load as u32, begin, end)
 }
