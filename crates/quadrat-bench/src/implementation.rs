@@ -3,7 +3,7 @@
 
 use clap::builder::PossibleValue;
 
-use super::ours::{Quadrat, QuadratPar};
+use super::ours::{Quadrat, QuadratLoop, QuadratPar};
 use super::peers::{Bbox, BroadPhase, Brute, Sweep, TutorialQuadtree};
 #[cfg(feature = "peers")]
 use super::peers::{Broccoli, FlatSpatial, Obvhs, Parry, ParryRebuild, Rstar};
@@ -21,6 +21,9 @@ pub enum Implementation {
     Quadrat,
     /// quadrat, pairs on all cores.
     QuadratPar,
+    /// quadrat used as the tutorials teach: clear, one `insert` per box,
+    /// then `for_each_pair` reading both values with `get`.
+    QuadratLoop,
     /// rstar's R*-tree.
     #[cfg(feature = "peers")]
     Rstar,
@@ -78,6 +81,7 @@ impl Implementation {
         Implementation::Obvhs,
         Implementation::Quadrat,
         Implementation::QuadratPar,
+        Implementation::QuadratLoop,
     ];
 
     fn spec(self) -> Spec {
@@ -87,6 +91,7 @@ impl Implementation {
             Implementation::Tutorial => Spec::of::<TutorialQuadtree>(),
             Implementation::Quadrat => Spec::of::<Quadrat>(),
             Implementation::QuadratPar => Spec::of::<QuadratPar>(),
+            Implementation::QuadratLoop => Spec::of::<QuadratLoop>(),
             #[cfg(feature = "peers")]
             Implementation::Rstar => Spec::of::<Rstar>(),
             #[cfg(feature = "peers")]
@@ -119,7 +124,10 @@ impl Implementation {
     /// measured against.
     #[must_use]
     pub fn is_peer(self) -> bool {
-        !matches!(self, Implementation::Quadrat | Implementation::QuadratPar)
+        !matches!(
+            self,
+            Implementation::Quadrat | Implementation::QuadratPar | Implementation::QuadratLoop
+        )
     }
 
     /// Whether it takes part in build + pairs and queries; `false` for

@@ -98,6 +98,57 @@ impl Quadrat {
     }
 }
 
+/// quadrat as the tutorials use a quadtree, every frame: `clear`, one
+/// [`QuadTree::insert`] per box, then [`QuadTree::for_each_pair`] reading
+/// both values with [`QuadTree::get`]. A moving frame is that loop again
+/// on the same tree, so its allocations are reused as a game's would be.
+pub struct QuadratLoop {
+    tree: QuadTree<u32>,
+    found: Vec<Key>,
+}
+
+impl QuadratLoop {
+    fn refill(&mut self, boxes: &[Bbox]) {
+        self.tree.clear();
+        for (b, i) in boxes.iter().zip(0u32..) {
+            self.tree.insert(Aabb::from(*b), i);
+        }
+    }
+}
+
+impl BroadPhase for QuadratLoop {
+    const NAME: &'static str = "quadrat-loop";
+    const INCREMENTAL: bool = true;
+
+    fn build(world: Bbox, boxes: &[Bbox]) -> Self {
+        let mut this = QuadratLoop {
+            tree: QuadTree::new(Aabb::from(world)),
+            found: Vec::new(),
+        };
+        this.refill(boxes);
+        this
+    }
+
+    fn pairs_into(&mut self, out: &mut Vec<(u32, u32)>) {
+        let tree = &self.tree;
+        tree.for_each_pair(|a, b| {
+            if let (Some(&i), Some(&j)) = (tree.get(a), tree.get(b)) {
+                out.push(ordered(i, j));
+            }
+        });
+    }
+
+    fn query(&mut self, area: Bbox, out: &mut Vec<u32>) {
+        self.found.clear();
+        self.tree.query_keys_into(Aabb::from(area), &mut self.found);
+        out.extend(self.found.iter().filter_map(|&k| self.tree.get(k).copied()));
+    }
+
+    fn update(&mut self, _world: Bbox, boxes: &[Bbox]) {
+        self.refill(boxes);
+    }
+}
+
 /// The box index of a key handed out by a fresh `insert_many`.
 fn index(key: Key) -> u32 {
     key.index()

@@ -154,6 +154,7 @@ fn color(i: Implementation) -> RGBColor {
         Implementation::Tutorial => RGBColor(227, 119, 194),
         Implementation::Quadrat => RGBColor(214, 39, 40),
         Implementation::QuadratPar => RGBColor(255, 127, 14),
+        Implementation::QuadratLoop => RGBColor(150, 20, 60),
         #[cfg(feature = "peers")]
         Implementation::Rstar => RGBColor(31, 119, 180),
         #[cfg(feature = "peers")]

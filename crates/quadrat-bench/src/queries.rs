@@ -209,7 +209,13 @@ pub(super) fn participants(
         .copied()
         .filter(|&i| match kind {
             QueryKind::Area => {
-                i.is_static() && !matches!(i, Implementation::Brute | Implementation::QuadratPar)
+                i.is_static()
+                    && !matches!(
+                        i,
+                        Implementation::Brute
+                            | Implementation::QuadratPar
+                            | Implementation::QuadratLoop
+                    )
             }
             QueryKind::Circle | QueryKind::Point => supports_shapes(i),
             QueryKind::Nearest | QueryKind::Raycast => closest::answers(i, kind),

@@ -367,13 +367,17 @@ impl Runner {
 }
 
 /// The world, then the split with each selected implementation but brute
-/// force, the tutorial quadtree and quadrat-par (which adds nothing here).
+/// force, the tutorial quadtree, quadrat-par and quadrat-loop (which add
+/// nothing here).
 pub(super) fn runners(implementations: &[Implementation]) -> Vec<Runner> {
     let mut runners = vec![Runner::World];
     for &i in implementations {
         if !matches!(
             i,
-            Implementation::Brute | Implementation::Tutorial | Implementation::QuadratPar
+            Implementation::Brute
+                | Implementation::Tutorial
+                | Implementation::QuadratPar
+                | Implementation::QuadratLoop
         ) {
             runners.push(Runner::Split(i));
         }
