@@ -46,6 +46,7 @@ fn soak() {
                 max_items: 1 + rng.below(12) as usize,
                 max_depth: rng.below(25) as u8,
                 key_seed: rng.below(1 << 20) as u32,
+                ..Config::default()
             },
         };
         let mut h = Harness::new(world, config);

@@ -187,6 +187,7 @@ impl<T> QuadTree<T> {
         if n < 1024 {
             return;
         }
+        let parallel = parallel && n >= self.config.par_min_items;
         let w = self.world;
         let sx = 65535.0 / w.width();
         let sy = 65535.0 / w.height();
@@ -279,6 +280,7 @@ impl<T> QuadTree<T> {
     /// Builds the nodes afresh over the whole (packed) entry array, on
     /// rayon's thread pool when `parallel` (and the feature) is on.
     pub(crate) fn build_all(&mut self, parallel: bool) {
+        let parallel = parallel && self.entries.len() >= self.config.par_min_items;
         self.cats.clear();
         self.cats.resize(self.entries.len(), 0);
         self.free_blocks.clear();

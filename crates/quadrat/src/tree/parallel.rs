@@ -239,8 +239,9 @@ impl<T: Sync> QuadTree<T> {
     }
 
     /// Every intersecting pair `(a, b)` with `a < b`, each exactly once,
-    /// sorted, found on rayon's thread pool. Each task collects into its own
-    /// `Vec`; the results are concatenated and sorted in parallel.
+    /// sorted, found on rayon's thread pool (see
+    /// [`par_pairs_into`](QuadTree::par_pairs_into)), then sorted in
+    /// parallel.
     ///
     /// ```
     /// use quadrat::{Aabb, QuadTree};
@@ -270,18 +271,56 @@ impl<T: Sync> QuadTree<T> {
     /// ```
     #[must_use]
     pub fn par_pairs_unordered(&self) -> Vec<(Key, Key)> {
-        let parts = Mutex::new(Vec::new());
+        let mut out = Vec::new();
+        self.par_pairs_into(&mut out);
+        out
+    }
+
+    /// Appends every intersecting pair `(a, b)` with `a < b`, each exactly
+    /// once, in no particular order, to `out`, found on rayon's thread pool:
+    /// [`par_pairs_unordered`](QuadTree::par_pairs_unordered) into a vector
+    /// you keep. Reusing `out` from frame to frame saves allocating it
+    /// again: each task gathers pairs in a small buffer of its own and
+    /// appends it to `out` when full, so the pairs are written into `out`'s
+    /// memory once.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, QuadTree};
+    /// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    /// tree.insert_many((0..1000).map(|i| (Aabb::from_center([(i % 40) as f32 * 2.5, (i / 40) as f32 * 4.0], [1.5, 1.5]), i)));
+    /// let mut pairs = Vec::new();
+    /// for _frame in 0..2 {
+    ///     pairs.clear();
+    ///     tree.par_pairs_into(&mut pairs);
+    ///     pairs.sort_unstable();
+    ///     assert_eq!(pairs, tree.pairs());
+    /// }
+    /// ```
+    pub fn par_pairs_into(&self, out: &mut Vec<(Key, Key)>) {
+        /// Pairs a task gathers before it appends them to `out`.
+        const BUFFER: usize = 4096;
+        let shared = Mutex::new(out);
+        let flush = |found: &mut Vec<(Key, Key)>| {
+            shared
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .extend_from_slice(found);
+            found.clear();
+        };
         self.par_walk(0, SPLIT_LEVELS, &|task: &Task<'_>| {
             let mut found = Vec::new();
-            task(&mut |a: &Entry, b: &Entry| found.push(self.keys_of(a, b)));
+            task(&mut |a: &Entry, b: &Entry| {
+                if found.len() == BUFFER {
+                    flush(&mut found);
+                } else if found.capacity() == 0 {
+                    found.reserve_exact(BUFFER);
+                }
+                found.push(self.keys_of(a, b));
+            });
             if !found.is_empty() {
-                parts.lock().unwrap_or_else(|e| e.into_inner()).push(found);
+                flush(&mut found);
             }
         });
-        parts
-            .into_inner()
-            .unwrap_or_else(|e| e.into_inner())
-            .concat()
     }
 
     /// The keys of two entries, smaller first.
@@ -296,7 +335,7 @@ impl<T: Sync> QuadTree<T> {
     /// whichever thread picks it up.
     fn par_walk(&self, n: u32, levels: u8, run: &(dyn Fn(&Task<'_>) + Sync)) {
         let node = &self.nodes[n as usize];
-        if levels == 0 || node.is_leaf() {
+        if levels == 0 || node.is_leaf() || self.len() < self.config.par_min_items {
             run(&|emit: &mut Emit<'_>| PairFinder::new(self, emit).within_subtree(n));
             return;
         }

@@ -14,6 +14,8 @@ fn parallel_pairs_equal_sequential_pairs() {
                 s.world,
                 Config {
                     max_items,
+                    // Split the work at every size, so the parallel walk runs.
+                    par_min_items: 0,
                     ..Config::default()
                 },
             );
@@ -86,16 +88,23 @@ fn parallel_build_equals_sequential_build() {
             .collect(),
     ));
     for (name, world, boxes) in &scenes {
+        // `par_min_items: 0` splits the work at every size, so the parallel
+        // build runs.
         for config in [
-            Config::default(),
+            Config {
+                par_min_items: 0,
+                ..Config::default()
+            },
             Config {
                 max_items: 1,
                 max_depth: 3,
+                par_min_items: 0,
                 ..Config::default()
             },
             Config {
                 max_items: 4,
                 max_depth: 12,
+                par_min_items: 0,
                 ..Config::default()
             },
             Config {

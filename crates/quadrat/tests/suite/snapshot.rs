@@ -67,6 +67,7 @@ fn twins(seed: u64, ops: usize) {
         max_items: 1 + rng.below(12) as usize,
         max_depth: rng.below(25) as u8,
         key_seed: rng.next_u64() as u32,
+        ..Config::default()
     };
     let mut h = Harness::new(world, config);
     let at = rng.below(ops as u64) as usize;

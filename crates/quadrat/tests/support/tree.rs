@@ -132,6 +132,12 @@ fn sorted(it: impl Iterator<Item = Key>) -> Vec<Key> {
 impl Harness {
     pub fn new(world: Aabb, config: Config) -> Harness {
         quiet_expected_panics();
+        // The parallel forms split their work at every size here, so that
+        // small trees test the parallel code too.
+        let config = Config {
+            par_min_items: 0,
+            ..config
+        };
         Harness {
             tree: QuadTree::with_config(world, config),
             model: Model::default(),
