@@ -5,7 +5,7 @@
 //! only the library's public API: build is [`QuadTree::insert_many`] (the
 //! bulk build; [`QuadTree::par_insert_many`] in parallel) into a tree over
 //! the scene's world, all pairs is [`QuadTree::for_each_pair`] (or
-//! [`QuadTree::par_pairs_into`]), a
+//! [`QuadTree::par_map_pairs_into`]), a
 //! range query is [`QuadTree::query_keys_into`] (keys, like the ids the peers
 //! keep in their leaves), the k nearest boxes are
 //! [`QuadTree::nearest`], the first box a ray hits is [`QuadTree::raycast`],
@@ -23,8 +23,6 @@ pub struct Quadrat {
     tree: QuadTree<u32>,
     /// Keys found by the last query.
     found: Vec<Key>,
-    /// The pairs of keys found last, kept for the next frame (parallel).
-    pairs: Vec<(Key, Key)>,
 }
 
 /// The same tree, with pairs found on rayon's thread pool.
@@ -47,7 +45,6 @@ impl Quadrat {
         Quadrat {
             tree,
             found: Vec::new(),
-            pairs: Vec::new(),
         }
     }
 
@@ -188,10 +185,9 @@ impl BroadPhase for QuadratPar {
     }
 
     fn pairs_into(&mut self, out: &mut Vec<(u32, u32)>) {
-        let keys = &mut self.0.pairs;
-        keys.clear();
-        self.0.tree.par_pairs_into(keys);
-        out.extend(keys.iter().map(|&(a, b)| ordered(index(a), index(b))));
+        self.0
+            .tree
+            .par_map_pairs_into(out, |a, b| ordered(index(a), index(b)));
     }
 
     fn query(&mut self, area: Bbox, out: &mut Vec<u32>) {

@@ -297,15 +297,40 @@ impl<T: Sync> QuadTree<T> {
     /// }
     /// ```
     pub fn par_pairs_into(&self, out: &mut Vec<(Key, Key)>) {
+        self.par_map_pairs_into(out, |a, b| (a, b));
+    }
+
+    /// Appends `f(a, b)` for every intersecting pair `(a, b)` with `a < b`,
+    /// each exactly once, in no particular order, to `out`, found on
+    /// rayon's thread pool: collect what you need of each pair (your own
+    /// ids, say) without a second pass over the pairs. `f` runs on the
+    /// pool's threads. Like [`par_pairs_into`](QuadTree::par_pairs_into),
+    /// each task fills a small buffer of its own and appends it to `out`
+    /// when full. Below [`Config::par_min_items`](crate::Config) items it
+    /// is `for_each_pair` pushing into `out`.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, QuadTree};
+    /// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    /// tree.insert_many((0..1000u32).map(|i| (Aabb::from_center([(i % 40) as f32 * 2.5, (i / 40) as f32 * 4.0], [1.5, 1.5]), i)));
+    /// // Pairs of the values stored with the boxes.
+    /// let mut ids = Vec::new();
+    /// tree.par_map_pairs_into(&mut ids, |a, b| (tree[a], tree[b]));
+    /// assert_eq!(ids.len(), tree.pairs().len());
+    /// ```
+    pub fn par_map_pairs_into<P: Send>(&self, out: &mut Vec<P>, f: impl Fn(Key, Key) -> P + Sync) {
         /// Pairs a task gathers before it appends them to `out`.
         const BUFFER: usize = 4096;
+        if self.len() < self.config.par_min_items {
+            self.for_each_pair(|a, b| out.push(f(a, b)));
+            return;
+        }
         let shared = Mutex::new(out);
-        let flush = |found: &mut Vec<(Key, Key)>| {
+        let flush = |found: &mut Vec<P>| {
             shared
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .extend_from_slice(found);
-            found.clear();
+                .append(found);
         };
         self.par_walk(0, SPLIT_LEVELS, &|task: &Task<'_>| {
             let mut found = Vec::new();
@@ -315,7 +340,8 @@ impl<T: Sync> QuadTree<T> {
                 } else if found.capacity() == 0 {
                     found.reserve_exact(BUFFER);
                 }
-                found.push(self.keys_of(a, b));
+                let (ka, kb) = self.keys_of(a, b);
+                found.push(f(ka, kb));
             });
             if !found.is_empty() {
                 flush(&mut found);
