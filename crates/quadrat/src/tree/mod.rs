@@ -69,7 +69,7 @@ pub(crate) const STACK: usize = 3 * MAX_DEPTH as usize + 8;
 /// | [`max_items`](Config::max_items) | 32 |
 /// | [`max_depth`](Config::max_depth) | 16 |
 /// | [`key_seed`](Config::key_seed) | 0 |
-/// | [`par_min_items`](Config::par_min_items) | 262,144 |
+/// | [`par_min_items`](Config::par_min_items) | 65,536 |
 ///
 /// Change it to study the tree (the lab's sliders do) or when profiling says
 /// so.
@@ -97,20 +97,20 @@ pub struct Config {
     /// With the `parallel` feature: below this many items, the `par_`
     /// methods do their work on the calling thread, because splitting it
     /// costs more than it saves. Any value; 0 always splits. Default
-    /// 262,144 (2¹⁸), measured on 2 cores: at 100k boxes the parallel pairs
-    /// and build were no faster in uniform scenes and 10-30% slower in
-    /// clustered and mixed ones. Without the feature it does nothing.
+    /// 65,536 (2¹⁶), measured on 2 cores (build, then all pairs): splitting
+    /// took 1.2-1.6× the time of one thread at 1k-10k boxes, about the same
+    /// at 30k, and 0.86-0.96× at 100k. Without the feature it does nothing.
     #[cfg_attr(feature = "serde", serde(default = "Config::default_par_min_items"))]
     pub par_min_items: usize,
 }
 
-/// `max_items` 32, `max_depth` 16, `key_seed` 0, `par_min_items` 262,144.
+/// `max_items` 32, `max_depth` 16, `key_seed` 0, `par_min_items` 65,536.
 ///
 /// ```
 /// use quadrat::Config;
 /// let c = Config::default();
 /// assert_eq!((c.max_items, c.max_depth, c.key_seed), (32, 16, 0));
-/// assert_eq!(c.par_min_items, 1 << 18);
+/// assert_eq!(c.par_min_items, 1 << 16);
 /// ```
 impl Default for Config {
     fn default() -> Config {
@@ -131,7 +131,7 @@ impl Config {
         max_items: 32,
         max_depth: 16,
         key_seed: 0,
-        par_min_items: 1 << 18,
+        par_min_items: 1 << 16,
     };
 
     /// The default of `par_min_items`, for snapshots written without it.
