@@ -187,7 +187,7 @@ impl<T> QuadTree<T> {
         if n < 1024 {
             return;
         }
-        let parallel = parallel && n >= self.config.par_min_items;
+        let parallel = self.splits(parallel, n);
         let w = self.world;
         let sx = 65535.0 / w.width();
         let sy = 65535.0 / w.height();
@@ -199,15 +199,16 @@ impl<T> QuadTree<T> {
             (u64::from(code) << 32) | i as u64
         };
         #[cfg(feature = "parallel")]
-        let mut keys: Vec<u64> = if parallel {
+        let split: Option<Vec<u64>> = parallel.then(|| {
             use rayon::prelude::*;
             self.entries.par_iter().enumerate().map(key).collect()
-        } else {
-            self.entries.iter().enumerate().map(key).collect()
-        };
+        });
         #[cfg(not(feature = "parallel"))]
-        let mut keys: Vec<u64> = self.entries.iter().enumerate().map(key).collect();
-        let _ = parallel;
+        let split: Option<Vec<u64>> = {
+            let _ = parallel;
+            None
+        };
+        let mut keys = split.unwrap_or_else(|| self.entries.iter().enumerate().map(key).collect());
         radix_sort_codes(&mut keys);
         // Gather: independent reads, whose cache misses overlap.
         let sorted: Vec<Entry> = keys
@@ -280,7 +281,7 @@ impl<T> QuadTree<T> {
     /// Builds the nodes afresh over the whole (packed) entry array, on
     /// rayon's thread pool when `parallel` (and the feature) is on.
     pub(crate) fn build_all(&mut self, parallel: bool) {
-        let parallel = parallel && self.entries.len() >= self.config.par_min_items;
+        let parallel = self.splits(parallel, self.entries.len());
         self.cats.clear();
         self.cats.resize(self.entries.len(), 0);
         self.free_blocks.clear();

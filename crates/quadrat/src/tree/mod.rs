@@ -95,8 +95,11 @@ pub struct Config {
     #[cfg_attr(feature = "serde", serde(default))]
     pub key_seed: u32,
     /// With the `parallel` feature: below this many items, the `par_`
-    /// methods do their work on the calling thread, because splitting it
-    /// costs more than it saves. Any value; 0 always splits. Default
+    /// methods build and find pairs on the calling thread, because
+    /// splitting that work costs more than it saves. (The pass of
+    /// `par_update_all` that asks for each new
+    /// box is split in chunks of 16,384 items whatever this says, so a
+    /// smaller tree is one chunk.) Any value; 0 always splits. Default
     /// 65,536 (2¹⁶), measured on 2 cores (build, then all pairs): splitting
     /// took 1.2-1.6× the time of one thread at 1k-10k boxes, about the same
     /// at 30k, and 0.86-0.96× at 100k. Without the feature it does nothing.
@@ -376,6 +379,15 @@ impl<T> QuadTree<T> {
     #[must_use]
     pub fn world(&self) -> Aabb {
         self.world
+    }
+
+    /// `true` when work over `items` items is split across threads: asked
+    /// for by the caller (`parallel`), and at least
+    /// [`Config::par_min_items`] items, below which splitting costs more
+    /// than it saves. Every `par_` path decides here, once per call.
+    #[inline]
+    pub(crate) fn splits(&self, parallel: bool, items: usize) -> bool {
+        parallel && items >= self.config.par_min_items
     }
 
     /// The configuration given at creation.

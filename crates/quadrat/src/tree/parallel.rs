@@ -230,7 +230,7 @@ impl<T: Sync> QuadTree<T> {
     /// assert_eq!(count.into_inner(), tree.pairs().len());
     /// ```
     pub fn par_for_each_pair(&self, f: impl Fn(Key, Key) + Sync) {
-        self.par_walk(0, SPLIT_LEVELS, &|task: &Task<'_>| {
+        self.par_walk(0, self.split_levels(), &|task: &Task<'_>| {
             task(&mut |a: &Entry, b: &Entry| {
                 let (ka, kb) = self.keys_of(a, b);
                 f(ka, kb);
@@ -321,7 +321,7 @@ impl<T: Sync> QuadTree<T> {
     pub fn par_map_pairs_into<P: Send>(&self, out: &mut Vec<P>, f: impl Fn(Key, Key) -> P + Sync) {
         /// Pairs a task gathers before it appends them to `out`.
         const BUFFER: usize = 4096;
-        if self.len() < self.config.par_min_items {
+        if !self.splits(true, self.len()) {
             self.for_each_pair(|a, b| out.push(f(a, b)));
             return;
         }
@@ -356,12 +356,22 @@ impl<T: Sync> QuadTree<T> {
         if ka < kb { (ka, kb) } else { (kb, ka) }
     }
 
+    /// How many levels of the pair walk are split into tasks: none below
+    /// [`Config::par_min_items`](crate::Config) items.
+    fn split_levels(&self) -> u8 {
+        if self.splits(true, self.len()) {
+            SPLIT_LEVELS
+        } else {
+            0
+        }
+    }
+
     /// The pair walk of the subtree of `n` (see `PairFinder::within_subtree`),
     /// split into tasks for `levels` more levels; `run` runs each task, on
     /// whichever thread picks it up.
     fn par_walk(&self, n: u32, levels: u8, run: &(dyn Fn(&Task<'_>) + Sync)) {
         let node = &self.nodes[n as usize];
-        if levels == 0 || node.is_leaf() || self.len() < self.config.par_min_items {
+        if levels == 0 || node.is_leaf() {
             run(&|emit: &mut Emit<'_>| PairFinder::new(self, emit).within_subtree(n));
             return;
         }
