@@ -116,9 +116,9 @@ pub(crate) struct Slab<T> {
     /// the pair finder does for every pair) reads 4 bytes from here instead
     /// of a whole slot.
     pub(crate) generations: Vec<NonZeroU32>,
-    free_head: u32,
-    len: usize,
-    seed: NonZeroU32,
+    pub(crate) free_head: u32,
+    pub(crate) len: usize,
+    pub(crate) seed: NonZeroU32,
 }
 
 impl<T> Slab<T> {

@@ -243,6 +243,8 @@ enum OpIn {
     Insert(BoxIn),
     InsertInvalid(InvalidIn),
     InsertMany(BoxesIn),
+    /// One insert per box, no question between them.
+    InsertEach(BoxesIn),
     Remove(u16),
     RemoveStale(u16),
     Update(u16, BoxIn),
@@ -285,6 +287,7 @@ impl OpIn {
             OpIn::Insert(_) => Op::Remove(0),
             OpIn::InsertInvalid(b) => Op::InsertInvalid(b.resolve(world, model)),
             OpIn::InsertMany(b) => Op::InsertMany(b.resolve(world, model, room)),
+            OpIn::InsertEach(b) => Op::InsertEach(b.resolve(world, model, room)),
             OpIn::ParInsertMany(b) => Op::ParInsertMany(b.resolve(world, model, room)),
             OpIn::Remove(i) => Op::Remove(usize::from(*i)),
             OpIn::RemoveStale(i) => Op::RemoveStale(usize::from(*i)),

@@ -67,6 +67,7 @@ impl<T> QuadTree<T> {
         items: impl IntoIterator<Item = (Aabb, T)>,
         parallel: bool,
     ) -> Result<Vec<Key>, Error> {
+        self.undefer();
         let items = items.into_iter();
         let expected = items.size_hint().0;
         // A batch at least half the tree's size is built in bulk; a smaller
@@ -136,6 +137,7 @@ impl<T> QuadTree<T> {
     /// assert_eq!(tree.nodes().collect::<Vec<_>>(), before);
     /// ```
     pub fn rebuild(&mut self) {
+        self.undefer();
         self.pack();
         self.build_all(false);
     }
@@ -146,6 +148,7 @@ impl<T> QuadTree<T> {
     /// the nodes' runs and the slots' positions stale: `build_all` must
     /// follow.
     pub(crate) fn pack(&mut self) {
+        debug_assert!(!self.deferred, "pack a deferred tree");
         let mut packed = self.all_entries_live();
         let mut w = 0u32;
         let mut stack = super::NodeStack::with_root();
@@ -178,38 +181,17 @@ impl<T> QuadTree<T> {
         self.garbage = 0;
     }
 
-    /// Orders the entries along a Morton (Z-order) curve of their centres,
-    /// by a radix sort, so that the top-down partition finds nearly every
-    /// entry in its bucket already. The codes only approximate the tree's
-    /// exact placement; the partition that follows is exact either way.
-    fn presort(&mut self, parallel: bool) {
-        let n = self.entries.len();
-        if n < 1024 {
+    /// Orders the entries along a Morton (Z-order) curve of their centres
+    /// (see [`morton_order`]), from 1,024 entries on, below which that
+    /// does not pay.
+    pub(crate) fn presort(&mut self, parallel: bool) {
+        if self.entries.len() < 1024 {
             return;
         }
-        let parallel = self.splits(parallel, n);
-        let w = self.world;
-        let sx = 65535.0 / w.width();
-        let sy = 65535.0 / w.height();
-        let quantize = |v: f32, lo: f32, s: f32| ((v - lo) * s).clamp(0.0, 65535.0) as u32;
-        let key = |(i, e): (usize, &Entry)| {
-            let c = e.aabb.center();
-            let code =
-                spread(quantize(c.x, w.min.x, sx)) | (spread(quantize(c.y, w.min.y, sy)) << 1);
-            (u64::from(code) << 32) | i as u64
-        };
-        #[cfg(feature = "parallel")]
-        let split: Option<Vec<u64>> = parallel.then(|| {
-            use rayon::prelude::*;
-            self.entries.par_iter().enumerate().map(key).collect()
-        });
-        #[cfg(not(feature = "parallel"))]
-        let split: Option<Vec<u64>> = {
-            let _ = parallel;
-            None
-        };
-        let mut keys = split.unwrap_or_else(|| self.entries.iter().enumerate().map(key).collect());
-        radix_sort_codes(&mut keys);
+        let parallel = self.splits(parallel, self.entries.len());
+        let (mut keys, mut spare) = (Vec::new(), Vec::new());
+        morton_order(&self.entries, self.world, parallel, &mut keys, &mut spare);
+        drop(spare);
         // Gather: independent reads, whose cache misses overlap.
         let sorted: Vec<Entry> = keys
             .iter()
@@ -218,6 +200,42 @@ impl<T> QuadTree<T> {
         drop(keys);
         self.entries = sorted;
     }
+}
+
+/// Fills `keys` with `(code << 32) | index` for each of `entries`, where
+/// `code` is the Morton (Z-order) code of its centre quantized to 16 bits
+/// per axis over `world`, and sorts them by code with a radix sort
+/// (`spare` is its scratch). Gathering the entries in that order lets the
+/// top-down partition find nearly every entry in its bucket already. The
+/// codes only approximate the tree's exact placement; the partition that
+/// follows is exact either way.
+pub(crate) fn morton_order(
+    entries: &[Entry],
+    w: Aabb,
+    parallel: bool,
+    keys: &mut Vec<u64>,
+    spare: &mut Vec<u64>,
+) {
+    let sx = 65535.0 / w.width();
+    let sy = 65535.0 / w.height();
+    let quantize = |v: f32, lo: f32, s: f32| ((v - lo) * s).clamp(0.0, 65535.0) as u32;
+    let key = |(i, e): (usize, &Entry)| {
+        let c = e.aabb.center();
+        let code = spread(quantize(c.x, w.min.x, sx)) | (spread(quantize(c.y, w.min.y, sy)) << 1);
+        (u64::from(code) << 32) | i as u64
+    };
+    keys.clear();
+    #[cfg(feature = "parallel")]
+    if parallel {
+        use rayon::prelude::*;
+        keys.par_extend(entries.par_iter().enumerate().map(key));
+    }
+    #[cfg(not(feature = "parallel"))]
+    let _ = parallel;
+    if keys.is_empty() {
+        keys.extend(entries.iter().enumerate().map(key));
+    }
+    radix_sort_codes(keys, spare);
 }
 
 /// A bulk insert under way: the entries from `packed` on were added by it.
@@ -250,17 +268,18 @@ impl<T> Drop for Batch<'_, T> {
 }
 
 /// Sorts `(code << 32) | index` keys by the top 22 bits of their 32-bit
-/// code: two 11-bit LSD radix passes. The lower bits order cells more than
+/// code: two 11-bit LSD radix passes through `spare`. The lower bits order cells more than
 /// 11 levels down, which the partition sorts out cheaply, on ranges that
 /// fit in cache.
-fn radix_sort_codes(keys: &mut Vec<u64>) {
+fn radix_sort_codes(keys: &mut Vec<u64>, spare: &mut Vec<u64>) {
     const BUCKETS: usize = 1 << 11;
-    let mut offsets = vec![[0u32; BUCKETS]; 2];
+    let mut offsets = [[0u32; BUCKETS]; 2];
     for k in keys.iter() {
         offsets[0][((k >> 42) & 0x7FF) as usize] += 1;
         offsets[1][(k >> 53) as usize] += 1;
     }
-    let mut spare = vec![0u64; keys.len()];
+    spare.clear();
+    spare.resize(keys.len(), 0);
     for (shift, offsets) in [42u32, 53].into_iter().zip(offsets.iter_mut()) {
         let mut sum = 0u32;
         for o in offsets.iter_mut() {
@@ -273,7 +292,7 @@ fn radix_sort_codes(keys: &mut Vec<u64>) {
             spare[offsets[b] as usize] = k;
             offsets[b] += 1;
         }
-        core::mem::swap(keys, &mut spare);
+        core::mem::swap(keys, spare);
     }
 }
 
@@ -282,41 +301,30 @@ impl<T> QuadTree<T> {
     /// rayon's thread pool when `parallel` (and the feature) is on.
     pub(crate) fn build_all(&mut self, parallel: bool) {
         let parallel = self.splits(parallel, self.entries.len());
-        self.cats.clear();
-        self.cats.resize(self.entries.len(), 0);
         self.free_blocks.clear();
         self.garbage = 0;
         let limits = Limits {
             max_items: self.config.max_items,
             max_depth: self.config.max_depth,
         };
-        let part = Part {
-            entries: &mut self.entries,
+        let nodes = core::mem::take(&mut self.nodes);
+        let scratch = Scratch {
             cats: &mut self.cats,
-            base: 0,
+            order: &mut self.order,
         };
-        let root = Node::root(self.world);
-        #[cfg(feature = "parallel")]
-        if parallel {
-            self.nodes = par_build_subtree(part, root, PAR_LEVELS, limits);
-            self.index_slots();
-            self.refit_below_all();
-            return;
-        }
-        let _ = parallel;
-        let mut nodes = core::mem::take(&mut self.nodes);
-        nodes.clear();
-        nodes.push(root);
-        let mut part = part;
-        let len = part.entries.len();
-        build_subtree(&mut part, &mut nodes, 0, 0, len, limits);
-        self.nodes = nodes;
+        self.nodes = build_nodes(
+            &mut self.entries,
+            nodes,
+            scratch,
+            self.world,
+            limits,
+            parallel,
+        );
         self.index_slots();
-        self.refit_below_all();
     }
 
     /// Points every item's slot at its place, node by node.
-    fn index_slots(&mut self) {
+    pub(crate) fn index_slots(&mut self) {
         for (n, node) in self.nodes.iter().enumerate() {
             let (start, end) = (node.start as usize, (node.start + node.len) as usize);
             for (p, e) in self.entries[start..end].iter().enumerate() {
@@ -330,9 +338,52 @@ impl<T> QuadTree<T> {
 
 /// The configuration a build follows.
 #[derive(Clone, Copy)]
-struct Limits {
-    max_items: usize,
-    max_depth: u8,
+pub(crate) struct Limits {
+    pub(crate) max_items: usize,
+    pub(crate) max_depth: u8,
+}
+
+/// Scratch a build reuses from call to call.
+pub(crate) struct Scratch<'a> {
+    /// One category byte per entry.
+    pub(crate) cats: &'a mut Vec<u8>,
+    /// The nodes in breadth-first order, for the bottom-up bounds pass.
+    pub(crate) order: &'a mut Vec<u32>,
+}
+
+/// Builds a tree's nodes afresh over all of `entries` (which it reorders
+/// into runs, in depth-first order), reusing the allocation of `nodes`:
+/// the partition, then the `below` boxes bottom-up. Slots are left to the
+/// caller.
+pub(crate) fn build_nodes(
+    entries: &mut [Entry],
+    mut nodes: Vec<Node>,
+    scratch: Scratch<'_>,
+    world: Aabb,
+    limits: Limits,
+    parallel: bool,
+) -> Vec<Node> {
+    scratch.cats.clear();
+    scratch.cats.resize(entries.len(), 0);
+    let len = entries.len();
+    let mut part = Part {
+        entries,
+        cats: scratch.cats,
+        base: 0,
+    };
+    let root = Node::root(world);
+    #[cfg(feature = "parallel")]
+    if parallel {
+        nodes = par_build_subtree(part, root, PAR_LEVELS, limits);
+        super::runs::refit_below(&mut nodes, scratch.order);
+        return nodes;
+    }
+    let _ = parallel;
+    nodes.clear();
+    nodes.push(root);
+    build_subtree(&mut part, &mut nodes, 0, 0, len, limits);
+    super::runs::refit_below(&mut nodes, scratch.order);
+    nodes
 }
 
 /// The part of the entry array one subtree is built over, with the

@@ -10,6 +10,17 @@ impl<T> QuadTree<T> {
     ///
     /// Items outside the world box are kept and found like any other.
     ///
+    /// Inserts into an empty tree (new, cleared or drained) are deferred:
+    /// each appends its item, and the first question asked afterwards (a
+    /// query, pairs, `nearest`, a ray cast, `nodes`, a snapshot…) builds
+    /// the index of them all in bulk, as [`insert_many`](QuadTree::insert_many)
+    /// does, or the first other change places them. So the loop of
+    /// clearing the tree and inserting every object again each frame costs
+    /// about what one bulk build costs, and once warm it allocates nothing.
+    /// After that first question, inserts place their items at once again
+    /// (keeping a run of alternating inserts and questions linear). The
+    /// answers, keys and tree are the same either way.
+    ///
     /// # Panics
     /// When `aabb` is not valid (a NaN or infinite coordinate, or
     /// `min > max`); the message says which. The tree is unchanged then.
@@ -43,16 +54,56 @@ impl<T> QuadTree<T> {
     /// ```
     pub fn try_insert(&mut self, aabb: Aabb, value: T) -> Result<Key, Error> {
         aabb.validate()?;
+        if self.defers() {
+            return Ok(self.insert_deferred(aabb, value));
+        }
+        self.undefer();
         let (key, idx) = self.slab.insert(value, super::NONE, super::NONE);
         self.attach(idx as u32, aabb);
         self.maybe_compact();
         Ok(key)
     }
 
+    /// `true` when an insert is deferred: into an empty tree, or into a
+    /// deferred one whose index no question has built yet. (Once built,
+    /// the index is adopted and inserts place their items again, so
+    /// alternating inserts and queries never rebuild more than once.)
+    fn defers(&self) -> bool {
+        if self.deferred {
+            self.lazy.get().is_none()
+        } else {
+            self.slab.len() == 0
+        }
+    }
+
+    /// Appends an item to a deferred tree (making an empty tree deferred,
+    /// from an empty root): its entry goes to the end of `entries`, in
+    /// insertion order, and is placed in bulk later (see
+    /// `QuadTree::undefer`).
+    fn insert_deferred(&mut self, aabb: Aabb, value: T) -> Key {
+        if !self.deferred {
+            self.nodes.truncate(1);
+            self.nodes[0] = super::Node::root(self.world);
+            self.free_blocks.clear();
+            self.entries.clear();
+            self.garbage = 0;
+            self.deferred = true;
+        }
+        let p = self.entries.len() as u32;
+        let (key, idx) = self.slab.insert(value, 0, p);
+        self.entries.push(Entry {
+            aabb,
+            owner: idx as u32,
+            generation: self.slab.generations[idx],
+        });
+        key
+    }
+
     /// Places slot `owner`'s item with box `b` in the tree: down the centre's
     /// path while a child's loose bounds contain it, counting it in the load
     /// of every node it passes, then splits the leaf it lands in if needed.
     pub(crate) fn attach(&mut self, owner: u32, b: Aabb) {
+        debug_assert!(!self.deferred, "attach into a deferred tree");
         let c = b.center();
         let mut n = 0u32;
         loop {

@@ -36,6 +36,7 @@ pub use query::{Query, Region};
 use crate::error::Error;
 use crate::geom::{Aabb, Vec2};
 use crate::key::{Key, Slab};
+use std::sync::OnceLock;
 
 /// The box that contains nothing and is the identity of [`Aabb::union`].
 pub(crate) const EMPTY: Aabb = Aabb {
@@ -306,6 +307,61 @@ pub struct QuadTree<T> {
     /// Scratch of the bulk build: each entry's destination in the node
     /// being partitioned (one byte per item, kept for the next rebuild).
     pub(crate) cats: Vec<u8>,
+    /// `true` while the items inserted one by one into an empty tree wait
+    /// to be placed: they sit in `entries` in insertion order, their slots
+    /// point at them, and `nodes` is an empty root. The first question
+    /// (a query, pairs, `validate`…) builds their index in bulk into
+    /// `lazy`; the next change moves it into the tree.
+    pub(crate) deferred: bool,
+    /// The index of a deferred tree, once a question has built it.
+    pub(crate) lazy: OnceLock<Lazy>,
+    /// The buffers of the last index built lazily, or of the arrays an
+    /// adopted index replaced, for the next lazy build to reuse: a
+    /// clear-and-refill loop allocates nothing once warm.
+    pub(crate) spare: Spare,
+}
+
+/// A [`Lazy`] kept for its allocations. Cloning a tree does not clone it.
+#[derive(Debug, Default)]
+pub(crate) struct Spare(std::sync::Mutex<Lazy>);
+
+impl Clone for Spare {
+    fn clone(&self) -> Spare {
+        Spare::default()
+    }
+}
+
+/// The index of a deferred tree's items, built on first use: the nodes and
+/// the entries in run order, as a bulk build makes them. The items' slots
+/// still point into the tree's own `entries` until the index is adopted.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Lazy {
+    pub(crate) nodes: Vec<Node>,
+    pub(crate) entries: Vec<Entry>,
+    /// The build's scratch, kept with it for the next build: category
+    /// bytes, breadth-first node order, Morton keys and the radix sort's
+    /// spare keys.
+    cats: Vec<u8>,
+    order: Vec<u32>,
+    keys: Vec<u64>,
+    spare: Vec<u64>,
+}
+
+/// The nodes and the entries in run order that a question walks: the
+/// tree's own, or those of its deferred index.
+#[derive(Clone, Copy)]
+pub(crate) struct Ix<'a> {
+    pub(crate) nodes: &'a [Node],
+    pub(crate) entries: &'a [Entry],
+}
+
+impl Ix<'_> {
+    /// The run of node `n`.
+    #[inline]
+    pub(crate) fn run(&self, n: u32) -> &[Entry] {
+        let node = &self.nodes[n as usize];
+        &self.entries[node.start as usize..(node.start + node.len) as usize]
+    }
 }
 
 impl<T> QuadTree<T> {
@@ -365,6 +421,9 @@ impl<T> QuadTree<T> {
             #[cfg(feature = "parallel")]
             fresh: Vec::new(),
             cats: Vec::new(),
+            deferred: false,
+            lazy: OnceLock::new(),
+            spare: Spare::default(),
         })
     }
 
@@ -379,6 +438,104 @@ impl<T> QuadTree<T> {
     #[must_use]
     pub fn world(&self) -> Aabb {
         self.world
+    }
+
+    /// The nodes and entries questions walk; for a deferred tree, its
+    /// index, built now if no question built it yet.
+    #[inline]
+    pub(crate) fn ix(&self) -> Ix<'_> {
+        self.ix_with(false)
+    }
+
+    /// [`ix`](QuadTree::ix), building a deferred tree's index on rayon's
+    /// pool when `parallel` (and the feature) is on.
+    #[inline]
+    pub(crate) fn ix_with(&self, parallel: bool) -> Ix<'_> {
+        if self.deferred {
+            let lazy = self.lazy.get_or_init(|| self.build_lazy(parallel));
+            Ix {
+                nodes: &lazy.nodes,
+                entries: &lazy.entries,
+            }
+        } else {
+            Ix {
+                nodes: &self.nodes,
+                entries: &self.entries,
+            }
+        }
+    }
+
+    /// Builds the index of a deferred tree from its entries (which stay as
+    /// they are): what `insert_many` builds, in the buffers of the spare.
+    #[cold]
+    fn build_lazy(&self, parallel: bool) -> Lazy {
+        let parallel = self.splits(parallel, self.entries.len());
+        let mut l = core::mem::take(&mut *self.spare.0.lock().unwrap_or_else(|e| e.into_inner()));
+        l.entries.clear();
+        if self.entries.len() >= 1024 {
+            build::morton_order(
+                &self.entries,
+                self.world,
+                parallel,
+                &mut l.keys,
+                &mut l.spare,
+            );
+            // Gather: independent reads, whose cache misses overlap.
+            let from = &self.entries;
+            l.entries
+                .extend(l.keys.iter().map(|&k| from[(k & 0xFFFF_FFFF) as usize]));
+        } else {
+            l.entries.extend_from_slice(&self.entries);
+        }
+        let limits = build::Limits {
+            max_items: self.config.max_items,
+            max_depth: self.config.max_depth,
+        };
+        let scratch = build::Scratch {
+            cats: &mut l.cats,
+            order: &mut l.order,
+        };
+        let nodes = core::mem::take(&mut l.nodes);
+        l.nodes = build::build_nodes(&mut l.entries, nodes, scratch, self.world, limits, parallel);
+        l
+    }
+
+    /// Places the items of a deferred tree: adopts the index a question
+    /// built, or builds it now. Every change to the tree's structure
+    /// starts here.
+    #[inline]
+    pub(crate) fn undefer(&mut self) {
+        if self.deferred {
+            self.place_deferred();
+        }
+    }
+
+    #[cold]
+    fn place_deferred(&mut self) {
+        self.deferred = false;
+        match self.lazy.take() {
+            Some(mut lazy) => {
+                core::mem::swap(&mut self.nodes, &mut lazy.nodes);
+                core::mem::swap(&mut self.entries, &mut lazy.entries);
+                core::mem::swap(&mut self.cats, &mut lazy.cats);
+                self.free_blocks.clear();
+                self.garbage = 0;
+                self.index_slots();
+                *self.spare.0.get_mut().unwrap_or_else(|e| e.into_inner()) = lazy;
+            }
+            None => {
+                self.presort(false);
+                self.build_all(false);
+            }
+        }
+    }
+
+    /// Forgets that the tree is deferred, for a caller that empties it.
+    fn drop_deferred(&mut self) {
+        self.deferred = false;
+        if let Some(lazy) = self.lazy.take() {
+            *self.spare.0.get_mut().unwrap_or_else(|e| e.into_inner()) = lazy;
+        }
     }
 
     /// `true` when work over `items` items is split across threads: asked
@@ -564,6 +721,7 @@ impl<T> QuadTree<T> {
     /// assert!(!tree.contains_key(k));
     /// ```
     pub fn clear(&mut self) {
+        self.drop_deferred();
         self.nodes.truncate(1);
         self.nodes[0] = Node::root(self.world);
         self.free_blocks.clear();
@@ -584,6 +742,7 @@ impl<T> QuadTree<T> {
     /// assert_eq!(tree.len(), 5);
     /// ```
     pub fn retain(&mut self, mut keep: impl FnMut(Key, Aabb, &mut T) -> bool) {
+        self.undefer();
         for idx in 0..self.slab.slots.len() {
             let generation = self.slab.generations[idx];
             let slot = &mut self.slab.slots[idx];
@@ -600,10 +759,11 @@ impl<T> QuadTree<T> {
     /// The nodes in depth-first order, root first: bounds, depth and item
     /// count, for drawing the tree.
     pub fn nodes(&self) -> impl Iterator<Item = NodeView> + '_ {
+        let ix = self.ix();
         let mut stack = NodeStack::with_root();
         core::iter::from_fn(move || {
             let n = stack.pop()?;
-            let node = &self.nodes[n as usize];
+            let node = &ix.nodes[n as usize];
             if !node.is_leaf() {
                 for q in (0..4).rev() {
                     stack.push(node.children + q);
@@ -633,6 +793,9 @@ impl<T> QuadTree<T> {
     /// ```
     #[must_use]
     pub fn node_count(&self) -> usize {
+        if self.deferred {
+            return self.ix().nodes.len();
+        }
         self.nodes.len() - 4 * self.free_blocks.len()
     }
 

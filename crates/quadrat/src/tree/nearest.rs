@@ -107,6 +107,7 @@ impl<T> QuadTree<T> {
                 best.peek().map_or(f32::INFINITY, |f| f.0 * reach)
             }
         };
+        let ix = self.ix();
         let mut stack = [(0u32, 0f32); STACK];
         let mut top = 1;
         while top > 0 {
@@ -115,9 +116,9 @@ impl<T> QuadTree<T> {
             if bound > worst(&best) {
                 continue;
             }
-            let node = &self.nodes[n as usize];
+            let node = &ix.nodes[n as usize];
             if node.len > 0 && node.tight.distance_to_point(p) <= worst(&best) {
-                for e in &self.entries[node.start as usize..(node.start + node.len) as usize] {
+                for e in &ix.entries[node.start as usize..(node.start + node.len) as usize] {
                     let limit = worst(&best);
                     // Sorted by `min.x`: the rest of the run starts farther
                     // right, and a box is never nearer than its gap along
@@ -161,7 +162,7 @@ impl<T> QuadTree<T> {
                     let c = node.children + q as u32;
                     (
                         c,
-                        self.nodes[c as usize].subtree_bounds().distance_to_point(p),
+                        ix.nodes[c as usize].subtree_bounds().distance_to_point(p),
                     )
                 });
                 kids.sort_unstable_by(|a, b| b.1.total_cmp(&a.1));

@@ -1,6 +1,6 @@
 //! Every intersecting pair of items, each exactly once.
 
-use super::{Entry, QuadTree};
+use super::{Entry, Ix, QuadTree};
 use crate::geom::Aabb;
 use crate::key::Key;
 use crate::world::Filter;
@@ -180,15 +180,9 @@ fn filter<'a, C: Tally>(
 /// within each node, between a node's run and the subtrees below it, and
 /// between sibling subtrees whose loose bounds meet. Recursion depth is
 /// bounded by `max_depth`; every pair is met in exactly one place.
-/// The run of node `n`.
-#[inline]
-fn run<T>(tree: &QuadTree<T>, n: u32) -> &[Entry] {
-    let node = &tree.nodes[n as usize];
-    &tree.entries[node.start as usize..(node.start + node.len) as usize]
-}
-
-pub(crate) struct PairFinder<'t, T, E: ?Sized, C = NoTally> {
-    tree: &'t QuadTree<T>,
+pub(crate) struct PairFinder<'t, E: ?Sized, C = NoTally> {
+    /// The nodes and entries walked.
+    ix: Ix<'t>,
     emit: &'t mut E,
     /// What the walk counts ([`NoTally`]: nothing).
     tally: C,
@@ -199,19 +193,19 @@ pub(crate) struct PairFinder<'t, T, E: ?Sized, C = NoTally> {
     unions: &'t [NodeFilter],
 }
 
-impl<'t, T, E: FnMut(&Entry, &Entry) + ?Sized> PairFinder<'t, T, E> {
-    pub(crate) fn new(tree: &'t QuadTree<T>, emit: &'t mut E) -> Self {
+impl<'t, E: FnMut(&Entry, &Entry) + ?Sized> PairFinder<'t, E> {
+    pub(crate) fn new<T>(tree: &'t QuadTree<T>, emit: &'t mut E) -> Self {
         PairFinder::counting(tree, emit, NoTally)
     }
 
     /// A walk that skips every run and subtree whose layer union cannot
     /// interact with the other side's: `unions` has one entry per node.
-    pub(crate) fn filtered(
+    pub(crate) fn filtered<T>(
         tree: &'t QuadTree<T>,
         emit: &'t mut E,
         unions: &'t [NodeFilter],
     ) -> Self {
-        debug_assert_eq!(unions.len(), tree.nodes.len());
+        debug_assert_eq!(unions.len(), tree.ix().nodes.len());
         PairFinder {
             unions,
             ..PairFinder::new(tree, emit)
@@ -219,11 +213,11 @@ impl<'t, T, E: FnMut(&Entry, &Entry) + ?Sized> PairFinder<'t, T, E> {
     }
 }
 
-impl<'t, T, E: FnMut(&Entry, &Entry) + ?Sized, C: Tally> PairFinder<'t, T, E, C> {
+impl<'t, E: FnMut(&Entry, &Entry) + ?Sized, C: Tally> PairFinder<'t, E, C> {
     /// A walk that counts its work in `tally`.
-    pub(crate) fn counting(tree: &'t QuadTree<T>, emit: &'t mut E, tally: C) -> Self {
+    pub(crate) fn counting<T>(tree: &'t QuadTree<T>, emit: &'t mut E, tally: C) -> Self {
         PairFinder {
-            tree,
+            ix: tree.ix(),
             emit,
             tally,
             near_a: [Entry::VACANT; FILTER],
@@ -249,10 +243,10 @@ impl<'t, T, E: FnMut(&Entry, &Entry) + ?Sized, C: Tally> PairFinder<'t, T, E, C>
     /// Every pair with an item in node `n`'s own run and the other in its
     /// run or below it.
     pub(crate) fn own_run(&mut self, n: u32) {
-        let tree = self.tree;
-        let node = &tree.nodes[n as usize];
+        let ix = self.ix;
+        let node = &ix.nodes[n as usize];
         if self.may_interact(n, true, n, true) {
-            sweep_within(run(tree, n), self.emit, &mut self.tally);
+            sweep_within(ix.run(n), self.emit, &mut self.tally);
         }
         if node.len > 0 && !node.is_leaf() {
             for q in 0..4 {
@@ -263,8 +257,8 @@ impl<'t, T, E: FnMut(&Entry, &Entry) + ?Sized, C: Tally> PairFinder<'t, T, E, C>
 
     /// Every pair with both items in the subtree of `n`.
     pub(crate) fn within_subtree(&mut self, n: u32) {
-        let tree = self.tree;
-        let node = &tree.nodes[n as usize];
+        let ix = self.ix;
+        let node = &ix.nodes[n as usize];
         if !self.may_interact(n, false, n, false) {
             return;
         }
@@ -286,8 +280,8 @@ impl<'t, T, E: FnMut(&Entry, &Entry) + ?Sized, C: Tally> PairFinder<'t, T, E, C>
     /// Every pair of an item in node `a`'s own run with an item in the
     /// subtree of `b` (which is not `a`'s ancestor).
     fn run_vs_subtree(&mut self, a: u32, b: u32) {
-        let tree = self.tree;
-        let (na, nb) = (&tree.nodes[a as usize], &tree.nodes[b as usize]);
+        let ix = self.ix;
+        let (na, nb) = (&ix.nodes[a as usize], &ix.nodes[b as usize]);
         self.tally.bound_test();
         if !nb.subtree_bounds().intersects(&na.tight) || !self.may_interact(a, true, b, false) {
             return;
@@ -311,8 +305,8 @@ impl<'t, T, E: FnMut(&Entry, &Entry) + ?Sized, C: Tally> PairFinder<'t, T, E, C>
     /// Every pair of an item in the subtree of `a` with an item in the
     /// subtree of `b`, two disjoint subtrees.
     pub(crate) fn subtree_vs_subtree(&mut self, a: u32, b: u32) {
-        let tree = self.tree;
-        let (na, nb) = (&tree.nodes[a as usize], &tree.nodes[b as usize]);
+        let ix = self.ix;
+        let (na, nb) = (&ix.nodes[a as usize], &ix.nodes[b as usize]);
         self.tally.bound_test();
         if !na.subtree_bounds().intersects(&nb.subtree_bounds())
             || !self.may_interact(a, false, b, false)
@@ -343,9 +337,9 @@ impl<'t, T, E: FnMut(&Entry, &Entry) + ?Sized, C: Tally> PairFinder<'t, T, E, C>
     /// entries that reach the other run's bounds can pair, so both runs are
     /// filtered first when that fits on the stack.
     fn runs(&mut self, a: u32, b: u32) {
-        let tree = self.tree;
-        let (ta, tb) = (tree.nodes[a as usize].tight, tree.nodes[b as usize].tight);
-        let (ra, rb) = (run(tree, a), run(tree, b));
+        let ix = self.ix;
+        let (ta, tb) = (ix.nodes[a as usize].tight, ix.nodes[b as usize].tight);
+        let (ra, rb) = (ix.run(a), ix.run(b));
         let tally = &mut self.tally;
         let Some(fa) = filter(ra, &tb, &mut self.near_a, tally) else {
             sweep_between(ra, rb, self.emit, tally);
@@ -455,35 +449,36 @@ impl<T> QuadTree<T> {
     /// the node's run and subtree; `filters` holds one filter per slot.
     /// Linear in the number of items and nodes.
     pub(crate) fn layer_unions(&self, filters: &[Filter], unions: &mut Vec<NodeFilter>) {
+        let ix = self.ix();
         unions.clear();
         unions.resize(
-            self.nodes.len(),
+            ix.nodes.len(),
             NodeFilter {
                 own: Filter::NONE,
                 sub: Filter::NONE,
             },
         );
-        for (n, node) in self.nodes.iter().enumerate() {
+        for (n, node) in ix.nodes.iter().enumerate() {
             if node.depth == u8::MAX {
                 continue; // a free node: its run fields are stale
             }
-            let run = &self.entries[node.start as usize..(node.start + node.len) as usize];
+            let run = &ix.entries[node.start as usize..(node.start + node.len) as usize];
             unions[n].own = run
                 .iter()
                 .fold(Filter::NONE, |u, e| u.union(filters[e.owner as usize]));
         }
-        fn sub<T>(tree: &QuadTree<T>, unions: &mut [NodeFilter], n: u32) -> Filter {
-            let node = &tree.nodes[n as usize];
+        fn sub(ix: Ix<'_>, unions: &mut [NodeFilter], n: u32) -> Filter {
+            let node = &ix.nodes[n as usize];
             let mut u = unions[n as usize].own;
             if !node.is_leaf() {
                 for q in 0..4 {
-                    u = u.union(sub(tree, unions, node.children + q));
+                    u = u.union(sub(ix, unions, node.children + q));
                 }
             }
             unions[n as usize].sub = u;
             u
         }
-        sub(self, unions, 0);
+        sub(ix, unions, 0);
     }
 
     /// [`for_each_pair`](QuadTree::for_each_pair) that skips every run and
@@ -537,8 +532,8 @@ impl<T> QuadTree<T> {
     pub fn for_each_pair_with<U>(&self, other: &QuadTree<U>, mut f: impl FnMut(Key, Key)) {
         let mut emit = |a: &Entry, b: &Entry| f(a.key(), b.key());
         CrossFinder {
-            a: self,
-            b: other,
+            a: self.ix(),
+            b: other.ix(),
             emit: &mut emit,
             near_a: [Entry::VACANT; FILTER],
             near_b: [Entry::VACANT; FILTER],
@@ -572,15 +567,15 @@ impl<T> QuadTree<T> {
 
 /// The walk of [`QuadTree::for_each_pair_with`]: node `x` of tree `a`
 /// against node `y` of tree `b`, emitting `(entry of a, entry of b)`.
-struct CrossFinder<'t, T, U, E: ?Sized> {
-    a: &'t QuadTree<T>,
-    b: &'t QuadTree<U>,
+struct CrossFinder<'t, E: ?Sized> {
+    a: Ix<'t>,
+    b: Ix<'t>,
     emit: &'t mut E,
     near_a: [Entry; FILTER],
     near_b: [Entry; FILTER],
 }
 
-impl<T, U, E: FnMut(&Entry, &Entry) + ?Sized> CrossFinder<'_, T, U, E> {
+impl<E: FnMut(&Entry, &Entry) + ?Sized> CrossFinder<'_, E> {
     /// Every pair with one item in the subtree of `x` (in `a`) and one in
     /// the subtree of `y` (in `b`), where `x` and `y` are at the same
     /// level: their runs together, each run against the other's subtrees
@@ -651,7 +646,7 @@ impl<T, U, E: FnMut(&Entry, &Entry) + ?Sized> CrossFinder<'_, T, U, E> {
             self.a.nodes[x as usize].tight,
             self.b.nodes[y as usize].tight,
         );
-        let (rx, ry) = (run(self.a, x), run(self.b, y));
+        let (rx, ry) = (self.a.run(x), self.b.run(y));
         let tally = &mut NoTally;
         let Some(fx) = filter(rx, &ty, &mut self.near_a, tally) else {
             sweep_between(rx, ry, self.emit, tally);

@@ -34,6 +34,7 @@ impl<T> QuadTree<T> {
     /// assert_eq!(tree.nodes().collect::<Vec<_>>(), before);
     /// ```
     pub fn par_rebuild(&mut self) {
+        self.undefer();
         self.pack();
         self.build_all(true);
     }
@@ -126,6 +127,7 @@ impl<T: Sync> QuadTree<T> {
     ) -> Result<(), (Key, Error)> {
         use rayon::prelude::*;
         use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+        self.undefer();
         /// Slots per task.
         const CHUNK: usize = 1 << 14;
         /// Marks a slot whose entry keeps its box.
@@ -230,6 +232,7 @@ impl<T: Sync> QuadTree<T> {
     /// assert_eq!(count.into_inner(), tree.pairs().len());
     /// ```
     pub fn par_for_each_pair(&self, f: impl Fn(Key, Key) + Sync) {
+        self.ix_with(true);
         self.par_walk(0, self.split_levels(), &|task: &Task<'_>| {
             task(&mut |a: &Entry, b: &Entry| {
                 let (ka, kb) = self.keys_of(a, b);
@@ -321,6 +324,7 @@ impl<T: Sync> QuadTree<T> {
     pub fn par_map_pairs_into<P: Send>(&self, out: &mut Vec<P>, f: impl Fn(Key, Key) -> P + Sync) {
         /// Pairs a task gathers before it appends them to `out`.
         const BUFFER: usize = 4096;
+        self.ix_with(true);
         if !self.splits(true, self.len()) {
             self.for_each_pair(|a, b| out.push(f(a, b)));
             return;
@@ -370,7 +374,7 @@ impl<T: Sync> QuadTree<T> {
     /// split into tasks for `levels` more levels; `run` runs each task, on
     /// whichever thread picks it up.
     fn par_walk(&self, n: u32, levels: u8, run: &(dyn Fn(&Task<'_>) + Sync)) {
-        let node = &self.nodes[n as usize];
+        let node = &self.ix().nodes[n as usize];
         if levels == 0 || node.is_leaf() {
             run(&|emit: &mut Emit<'_>| PairFinder::new(self, emit).within_subtree(n));
             return;

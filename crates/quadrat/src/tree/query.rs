@@ -1,6 +1,6 @@
 //! Area, circle and point queries.
 
-use super::{NodeStack, QuadTree};
+use super::{Ix, NodeStack, QuadTree};
 use crate::geom::{Aabb, Circle, Vec2};
 use crate::key::Key;
 use core::ops::ControlFlow;
@@ -117,6 +117,8 @@ impl<R: Region + ?Sized> Region for &R {
 #[derive(Clone)]
 pub struct Query<'a, T, R = Aabb> {
     tree: &'a QuadTree<T>,
+    /// The nodes and entries walked.
+    ix: Ix<'a>,
     region: R,
     stack: NodeStack,
     next: u32,
@@ -135,6 +137,7 @@ impl<'a, T, R: Region> Query<'a, T, R> {
         let max_x = region.max_x();
         Query {
             tree,
+            ix: tree.ix(),
             max_x,
             region,
             stack,
@@ -146,12 +149,12 @@ impl<'a, T, R: Region> Query<'a, T, R> {
     /// The next entry position whose box intersects the region.
     #[inline]
     fn next_entry(&mut self) -> Option<usize> {
-        let tree = self.tree;
+        let ix = self.ix;
         loop {
             while self.next < self.end {
                 let p = self.next as usize;
                 self.next += 1;
-                let b = &tree.entries[p].aabb;
+                let b = &ix.entries[p].aabb;
                 if b.min.x > self.max_x {
                     // Sorted by `min.x`: nothing further in this run can hit.
                     self.next = self.end;
@@ -162,11 +165,11 @@ impl<'a, T, R: Region> Query<'a, T, R> {
                 }
             }
             let n = self.stack.pop()?;
-            let node = &tree.nodes[n as usize];
+            let node = &ix.nodes[n as usize];
             if !node.is_leaf() {
                 for q in 0..4 {
                     let child = node.children + q;
-                    let bounds = tree.nodes[child as usize].subtree_bounds();
+                    let bounds = ix.nodes[child as usize].subtree_bounds();
                     if self.region.intersects_aabb(&bounds) {
                         self.stack.push(child);
                     }
@@ -188,10 +191,9 @@ impl<'a, T, R: Region> Iterator for Query<'a, T, R> {
     #[inline]
     fn next(&mut self) -> Option<(Key, &'a T)> {
         let p = self.next_entry()?;
-        let tree = self.tree;
-        let idx = tree.entries[p].owner as usize;
-        let slot = &tree.slab.slots[idx];
-        Some((tree.entries[p].key(), slot.value.as_ref()?))
+        let e = &self.ix.entries[p];
+        let slot = &self.tree.slab.slots[e.owner as usize];
+        Some((e.key(), slot.value.as_ref()?))
     }
 }
 
@@ -291,7 +293,7 @@ impl<T> QuadTree<T> {
     pub fn query_keys_into<R: Region>(&self, region: R, out: &mut Vec<Key>) {
         let mut q = Query::new(self, region);
         while let Some(p) = q.next_entry() {
-            out.push(self.key_of_entry(p));
+            out.push(q.ix.entries[p].key());
         }
     }
 
@@ -301,7 +303,7 @@ impl<T> QuadTree<T> {
     pub(crate) fn for_each_entry_in(&self, area: Aabb, mut f: impl FnMut(Key, &Aabb)) {
         let mut q = Query::new(self, area);
         while let Some(p) = q.next_entry() {
-            let e = &self.entries[p];
+            let e = &q.ix.entries[p];
             f(e.key(), &e.aabb);
         }
     }

@@ -83,6 +83,7 @@ impl<T> QuadTree<T> {
         let enter = |b: &Aabb| cast.enter(b).map(|t| t as f32);
         let mut best: Option<(f32, u32)> = None;
         let limit = |best: &Option<(f32, u32)>| best.map_or(max_dist, |b| b.0) * reach;
+        let ix = self.ix();
         let mut stack = [(0u32, 0f32); STACK];
         let mut top = 1;
         while top > 0 {
@@ -91,9 +92,9 @@ impl<T> QuadTree<T> {
             if entered > limit(&best) {
                 continue;
             }
-            let node = &self.nodes[n as usize];
+            let node = &ix.nodes[n as usize];
             if node.len > 0 && enter(&node.tight).is_some_and(|t| t <= limit(&best)) {
-                for e in &self.entries[node.start as usize..(node.start + node.len) as usize] {
+                for e in &ix.entries[node.start as usize..(node.start + node.len) as usize] {
                     let Some(t0) = enter(&e.aabb).filter(|&t| t <= limit(&best)) else {
                         continue;
                     };
@@ -124,7 +125,7 @@ impl<T> QuadTree<T> {
                 let mut m = 0;
                 for q in 0..4 {
                     let c = node.children + q;
-                    let bounds = self.nodes[c as usize].subtree_bounds();
+                    let bounds = ix.nodes[c as usize].subtree_bounds();
                     if let Some(t0) = enter(&bounds).filter(|&t| t <= limit(&best)) {
                         kids[m] = (c, t0);
                         m += 1;
@@ -184,13 +185,14 @@ impl<T> QuadTree<T> {
             return out;
         };
         let enter = |b: &Aabb| cast.enter(b).map(|t| t as f32);
+        let ix = self.ix();
         let mut stack = [0u32; STACK];
         let mut top = 1;
         while top > 0 {
             top -= 1;
-            let node = &self.nodes[stack[top] as usize];
+            let node = &ix.nodes[stack[top] as usize];
             if node.len > 0 && enter(&node.tight).is_some() {
-                for e in &self.entries[node.start as usize..(node.start + node.len) as usize] {
+                for e in &ix.entries[node.start as usize..(node.start + node.len) as usize] {
                     let Some(t0) = enter(&e.aabb) else {
                         continue;
                     };
@@ -210,7 +212,7 @@ impl<T> QuadTree<T> {
             if !node.is_leaf() {
                 for q in 0..4 {
                     let c = node.children + q;
-                    if enter(&self.nodes[c as usize].subtree_bounds()).is_some() {
+                    if enter(&ix.nodes[c as usize].subtree_bounds()).is_some() {
                         stack[top] = c;
                         top += 1;
                     }

@@ -19,6 +19,7 @@ impl<T> QuadTree<T> {
     /// ```
     pub fn remove(&mut self, key: Key) -> Option<T> {
         let idx = self.slab.index_of(key)?;
+        self.undefer();
         Some(self.remove_slot(idx))
     }
 
@@ -34,6 +35,7 @@ impl<T> QuadTree<T> {
     /// un-counts it from the loads on its path and collapses the highest
     /// node on that path that no longer needs its children.
     pub(crate) fn detach(&mut self, owner: u32) {
+        debug_assert!(!self.deferred, "detach from a deferred tree");
         let slot = &self.slab.slots[owner as usize];
         let (target, pos) = (slot.node, slot.pos);
         let b = self.entries[pos as usize].aabb;

@@ -5,15 +5,8 @@
 
 use super::{EMPTY, Entry, NONE, Node, NodeStack, QuadTree, quadrant};
 use crate::geom::Aabb;
-use crate::key::Key;
 
 impl<T> QuadTree<T> {
-    /// The key of the item in entry `pos`.
-    #[inline]
-    pub(crate) fn key_of_entry(&self, pos: usize) -> Key {
-        self.entries[pos].key()
-    }
-
     /// The node where a box is stored: the deepest existing node along its
     /// centre's path whose loose bounds contain it.
     pub(crate) fn locate(&self, b: &Aabb) -> u32 {
@@ -311,28 +304,7 @@ impl<T> QuadTree<T> {
 
     /// Recomputes every internal node's `below` box exactly, children first.
     pub(crate) fn refit_below_all(&mut self) {
-        let mut order = core::mem::take(&mut self.order);
-        order.clear();
-        order.push(0);
-        let mut i = 0;
-        while i < order.len() {
-            let n = order[i];
-            i += 1;
-            let c = self.nodes[n as usize].children;
-            if c != NONE {
-                order.extend(c..c + 4);
-            }
-        }
-        for &n in order.iter().rev() {
-            let c = self.nodes[n as usize].children;
-            if c != NONE {
-                let b = (c..c + 4).fold(EMPTY, |u, k| {
-                    u.union(&self.nodes[k as usize].subtree_bounds())
-                });
-                self.nodes[n as usize].below = b;
-            }
-        }
-        self.order = order;
+        refit_below(&mut self.nodes, &mut self.order);
     }
 
     /// Returns the block of four nodes starting at `first` to the free list.
@@ -344,5 +316,28 @@ impl<T> QuadTree<T> {
             node.load = 0;
         }
         self.free_blocks.push(first);
+    }
+}
+
+/// Recomputes every internal node's `below` box exactly, children first;
+/// `order` is scratch.
+pub(crate) fn refit_below(nodes: &mut [Node], order: &mut Vec<u32>) {
+    order.clear();
+    order.push(0);
+    let mut i = 0;
+    while i < order.len() {
+        let n = order[i];
+        i += 1;
+        let c = nodes[n as usize].children;
+        if c != NONE {
+            order.extend(c..c + 4);
+        }
+    }
+    for &n in order.iter().rev() {
+        let c = nodes[n as usize].children;
+        if c != NONE {
+            let b = (c..c + 4).fold(EMPTY, |u, k| u.union(&nodes[k as usize].subtree_bounds()));
+            nodes[n as usize].below = b;
+        }
     }
 }

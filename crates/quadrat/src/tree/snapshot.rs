@@ -95,17 +95,96 @@ impl<'de> Deserialize<'de> for Entry {
 
 /// Serializes the whole tree: world, config, nodes, free node blocks,
 /// entries, the count of unused entries, and the slab of values and key
-/// generations. Scratch memory is left out.
+/// generations. Scratch memory is left out. A deferred tree is written as
+/// the tree its index makes (built now if no question built it yet), so a
+/// snapshot always holds a placed tree.
 impl<T: Serialize> Serialize for QuadTree<T> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut st = s.serialize_struct("QuadTree", 7)?;
         st.serialize_field("world", &self.world)?;
         st.serialize_field("config", &self.config)?;
-        st.serialize_field("nodes", &self.nodes)?;
-        st.serialize_field("free_blocks", &self.free_blocks)?;
-        st.serialize_field("entries", &self.entries)?;
-        st.serialize_field("garbage", &self.garbage)?;
-        st.serialize_field("slab", &self.slab)?;
+        if self.deferred {
+            let ix = self.ix();
+            // Where each slot's item sits in the index.
+            let mut at = vec![(0u32, 0u32); self.slab.slots.len()];
+            for (n, node) in ix.nodes.iter().enumerate() {
+                for p in node.start..node.start + node.len {
+                    at[ix.entries[p as usize].owner as usize] = (n as u32, p);
+                }
+            }
+            st.serialize_field("nodes", ix.nodes)?;
+            st.serialize_field("free_blocks", &[0u32; 0])?;
+            st.serialize_field("entries", ix.entries)?;
+            st.serialize_field("garbage", &0usize)?;
+            st.serialize_field(
+                "slab",
+                &SlabAt {
+                    slab: &self.slab,
+                    at: &at,
+                },
+            )?;
+        } else {
+            st.serialize_field("nodes", &self.nodes)?;
+            st.serialize_field("free_blocks", &self.free_blocks)?;
+            st.serialize_field("entries", &self.entries)?;
+            st.serialize_field("garbage", &self.garbage)?;
+            st.serialize_field("slab", &self.slab)?;
+        }
+        st.end()
+    }
+}
+
+/// A slab written as [`Slab`] writes itself, with each occupied slot's
+/// node and position taken from `at` (those of a deferred tree's index).
+struct SlabAt<'a, T> {
+    slab: &'a Slab<T>,
+    at: &'a [(u32, u32)],
+}
+
+impl<T: Serialize> Serialize for SlabAt<'_, T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        /// One slot, as `Slot` writes itself.
+        struct SlotAt<'a, T> {
+            value: &'a Option<T>,
+            node: u32,
+            pos: u32,
+        }
+        impl<T: Serialize> Serialize for SlotAt<'_, T> {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let mut st = s.serialize_struct("Slot", 3)?;
+                st.serialize_field("value", self.value)?;
+                st.serialize_field("node", &self.node)?;
+                st.serialize_field("pos", &self.pos)?;
+                st.end()
+            }
+        }
+        /// The slots, as a sequence.
+        struct SlotsAt<'a, T>(&'a SlabAt<'a, T>);
+        impl<T: Serialize> Serialize for SlotsAt<'_, T> {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_seq(self.0.slab.slots.iter().zip(self.0.at).map(
+                    |(slot, &(node, pos))| {
+                        let (node, pos) = if slot.value.is_some() {
+                            (node, pos)
+                        } else {
+                            (slot.node, slot.pos)
+                        };
+                        SlotAt {
+                            value: &slot.value,
+                            node,
+                            pos,
+                        }
+                    },
+                ))
+            }
+        }
+        let slab = self.slab;
+        let mut st = s.serialize_struct("Slab", 5)?;
+        st.serialize_field("slots", &SlotsAt(self))?;
+        st.serialize_field("generations", &slab.generations)?;
+        st.serialize_field("free_head", &slab.free_head)?;
+        st.serialize_field("len", &slab.len)?;
+        st.serialize_field("seed", &slab.seed)?;
         st.end()
     }
 }
@@ -201,6 +280,9 @@ impl<T> QuadTree<T> {
             #[cfg(feature = "parallel")]
             fresh: Vec::new(),
             cats: Vec::new(),
+            deferred: false,
+            lazy: std::sync::OnceLock::new(),
+            spare: super::Spare::default(),
         };
         tree.validate().map_err(|e| err(&e))?;
         Ok(tree)

@@ -50,6 +50,7 @@ impl<T> QuadTree<T> {
     pub fn try_update(&mut self, key: Key, aabb: Aabb) -> Result<(), Error> {
         aabb.validate()?;
         let idx = self.slab.index_of(key).ok_or(Error::StaleKey)?;
+        self.undefer();
         let owner = idx as u32;
         let slot = &self.slab.slots[idx];
         let (n, pos) = (slot.node, slot.pos);
@@ -149,6 +150,7 @@ impl<T> QuadTree<T> {
         mut f: impl FnMut(Key, &T, Aabb) -> Aabb,
         parallel: bool,
     ) -> Result<(), (Key, Error)> {
+        self.undefer();
         let mut refused = None;
         let mut movers = core::mem::take(&mut self.movers);
         let splits = core::mem::take(&mut self.splits);

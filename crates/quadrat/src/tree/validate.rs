@@ -1,6 +1,7 @@
 //! The invariant checker that tests run after every mutation.
 
 use super::{NodeStack, QuadTree, quadrant};
+use crate::key::{Slab, Slot};
 
 impl<T> QuadTree<T> {
     /// Checks every structural invariant of the tree and says which one is
@@ -13,7 +14,10 @@ impl<T> QuadTree<T> {
     /// back at it with the same generation; each node's bounds contain its own items and its
     /// children's bounds; each node's load equals its definition; a node has
     /// children exactly when its load exceeds `max_items`; no node is deeper
-    /// than `max_depth`; the free lists and counters add up.
+    /// than `max_depth`; the free lists and counters add up. For a tree
+    /// whose one-by-one inserts are still deferred: every item's slot
+    /// points at its entry in insertion order, and, once a question built
+    /// their index, that index passes every check above.
     ///
     /// ```
     /// use quadrat::{Aabb, QuadTree};
@@ -24,6 +28,9 @@ impl<T> QuadTree<T> {
     /// }
     /// ```
     pub fn validate(&self) -> Result<(), String> {
+        if self.deferred {
+            return self.validate_deferred();
+        }
         let fail = |what: String| Err(format!("quadrat: broken invariant: {what}"));
         let mut seen_items = 0usize;
         let mut reserved = 0usize;
@@ -191,5 +198,109 @@ impl<T> QuadTree<T> {
             ));
         }
         Ok(())
+    }
+
+    /// The checks of a deferred tree (see [`validate`](QuadTree::validate)).
+    fn validate_deferred(&self) -> Result<(), String> {
+        let fail = |what: String| Err(format!("quadrat: broken invariant: {what}"));
+        let root = &self.nodes[0];
+        if self.nodes.len() != 1
+            || !root.is_leaf()
+            || root.cap != 0
+            || root.load != 0
+            || !self.free_blocks.is_empty()
+            || self.garbage != 0
+        {
+            return fail("a deferred tree has nodes or unused entries".into());
+        }
+        if self.entries.len() != self.slab.len() {
+            return fail(format!(
+                "{} deferred entries, {} items",
+                self.entries.len(),
+                self.slab.len()
+            ));
+        }
+        for (p, e) in self.entries.iter().enumerate() {
+            let Some(slot) = self.slab.slots.get(e.owner as usize) else {
+                return fail(format!("deferred entry {p} has bad owner {}", e.owner));
+            };
+            if slot.value.is_none() || slot.node != 0 || slot.pos as usize != p {
+                return fail(format!(
+                    "slot {} does not point back at deferred entry {p}",
+                    e.owner
+                ));
+            }
+            if e.generation != self.slab.generations[e.owner as usize] {
+                return fail(format!("deferred entry {p} has a stale generation"));
+            }
+            if e.aabb.validate().is_err() {
+                return fail(format!(
+                    "deferred entry {p} holds an invalid box {:?}",
+                    e.aabb
+                ));
+            }
+        }
+        let Some(lazy) = self.lazy.get() else {
+            return Ok(());
+        };
+        // The index, checked as the tree it becomes once adopted: the same
+        // items, with each slot pointing into the index.
+        let mut at = vec![(0u32, 0u32); self.slab.slots.len()];
+        for (n, node) in lazy.nodes.iter().enumerate() {
+            for p in node.start..node.start + node.len.min(node.cap) {
+                if let Some(e) = lazy.entries.get(p as usize)
+                    && let Some(a) = at.get_mut(e.owner as usize)
+                {
+                    *a = (n as u32, p);
+                }
+            }
+        }
+        let slots = self
+            .slab
+            .slots
+            .iter()
+            .zip(&at)
+            .map(|(s, &(node, pos))| match s.value {
+                Some(_) => Slot {
+                    value: Some(()),
+                    node,
+                    pos,
+                },
+                None => Slot {
+                    value: None,
+                    node: s.node,
+                    pos: s.pos,
+                },
+            })
+            .collect();
+        let placed = QuadTree {
+            world: self.world,
+            config: self.config,
+            max_items: self.max_items,
+            nodes: lazy.nodes.clone(),
+            free_blocks: Vec::new(),
+            entries: lazy.entries.clone(),
+            garbage: 0,
+            slab: Slab {
+                slots,
+                generations: self.slab.generations.clone(),
+                free_head: self.slab.free_head,
+                len: self.slab.len,
+                seed: self.slab.seed,
+            },
+            movers: Vec::new(),
+            splits: Vec::new(),
+            order: Vec::new(),
+            #[cfg(feature = "parallel")]
+            fresh: Vec::new(),
+            dirty: Vec::new(),
+            cats: Vec::new(),
+            deferred: false,
+            lazy: std::sync::OnceLock::new(),
+            spare: super::Spare::default(),
+        };
+        placed
+            .validate()
+            .map_err(|e| format!("{e} (in the index of a deferred tree)"))
     }
 }

@@ -47,6 +47,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => Just(Op::Rebuild),
         1 => Just(Op::ParRebuild),
         1 => prop::collection::vec(aabb(), 0..150).prop_map(Op::InsertMany),
+        1 => prop::collection::vec(aabb(), 0..150).prop_map(Op::InsertEach),
         1 => prop::collection::vec(aabb(), 0..150).prop_map(Op::ParInsertMany),
         1 => (-3.0f32..3.0, -3.0f32..3.0, jumps(), any::<bool>())
             .prop_map(|(dx, dy, jumps, refuse)| Op::UpdateAll { dx, dy, jumps, refuse }),

@@ -1,6 +1,8 @@
 //! Structured inputs that random boxes never produce: grids of points and of
 //! exactly touching boxes, piles on one point and along split lines, worlds
-//! from 1e-40 to the whole `f32` range; each built one by one and in bulk,
+//! from 1e-40 to the whole `f32` range; each built one by one (checked
+//! after every insert, or with no question until the tree is full, so the
+//! inserts wait to be placed in bulk) and in bulk,
 //! then drained in insertion, reverse and random order. The tree is
 //! validated after every step and compared with brute force along the way.
 
@@ -68,6 +70,22 @@ fn probe(h: &Harness, rng: &mut Rng) -> Probe {
     }
 }
 
+/// How a tree is filled.
+#[derive(Clone, Copy, Debug)]
+enum Fill {
+    /// One `insert` at a time, checked after each.
+    OneByOne,
+    /// One `insert` per box with no question in between: deferred, then
+    /// placed in bulk by the first question.
+    Each,
+    /// `insert_many`.
+    Bulk,
+}
+
+impl Fill {
+    const ALL: [Fill; 3] = [Fill::OneByOne, Fill::Each, Fill::Bulk];
+}
+
 #[derive(Clone, Copy, Debug)]
 enum Drain {
     Insertion,
@@ -75,14 +93,14 @@ enum Drain {
     Random,
 }
 
-/// Builds `boxes` into a fresh tree (one by one or in bulk), then removes
+/// Builds `boxes` into a fresh tree (see [`Fill`]), then removes
 /// every item in the given order. Validates after each step; compares
 /// everything with brute force every `every` steps and at the ends.
 fn fill_and_drain(
     world: Aabb,
     config: Config,
     boxes: &[Aabb],
-    bulk: bool,
+    fill: Fill,
     drain: Drain,
     seed: u64,
 ) {
@@ -91,21 +109,28 @@ fn fill_and_drain(
     let every = (boxes.len() / 8).max(1);
     let fail = |e: String, what: &str| -> ! {
         panic!(
-            "{what} ({world:?}, {config:?}, bulk {bulk}, {drain:?}, {} boxes): {e}",
+            "{what} ({world:?}, {config:?}, {fill:?}, {drain:?}, {} boxes): {e}",
             boxes.len()
         )
     };
-    if bulk {
-        h.apply(&Op::InsertMany(boxes.to_vec()))
-            .unwrap_or_else(|e| fail(e, "insert_many"));
-    } else {
-        for (i, &b) in boxes.iter().enumerate() {
-            h.apply(&Op::Insert(b))
-                .unwrap_or_else(|e| fail(e, "insert"));
-            h.check_items().unwrap_or_else(|e| fail(e, "after insert"));
-            if i % every == 0 {
-                h.check(&probe(&h, &mut rng))
-                    .unwrap_or_else(|e| fail(e, "after insert"));
+    match fill {
+        Fill::Bulk => h
+            .apply(&Op::InsertMany(boxes.to_vec()))
+            .unwrap_or_else(|e| fail(e, "insert_many")),
+        Fill::Each => {
+            h.apply(&Op::InsertEach(boxes.to_vec()))
+                .unwrap_or_else(|e| fail(e, "insert each"));
+            h.check_items().unwrap_or_else(|e| fail(e, "deferred"));
+        }
+        Fill::OneByOne => {
+            for (i, &b) in boxes.iter().enumerate() {
+                h.apply(&Op::Insert(b))
+                    .unwrap_or_else(|e| fail(e, "insert"));
+                h.check_items().unwrap_or_else(|e| fail(e, "after insert"));
+                if i % every == 0 {
+                    h.check(&probe(&h, &mut rng))
+                        .unwrap_or_else(|e| fail(e, "after insert"));
+                }
             }
         }
     }
@@ -146,10 +171,10 @@ fn every_kind_filled_and_drained_in_every_order() {
         for config in CONFIGS {
             for n in [71, 300] {
                 let boxes = shapes::boxes(kind, world, n, &mut Rng::new(seed));
-                for bulk in [false, true] {
+                for fill in Fill::ALL {
                     for drain in [Drain::Insertion, Drain::Reverse, Drain::Random] {
                         seed += 1;
-                        fill_and_drain(world, config, &boxes, bulk, drain, seed);
+                        fill_and_drain(world, config, &boxes, fill, drain, seed);
                     }
                 }
             }
@@ -169,7 +194,7 @@ fn grids_of_every_size_drain_cleanly() {
             world,
             config,
             &boxes,
-            n % 2 == 0,
+            Fill::ALL[n % 3],
             Drain::Insertion,
             n as u64,
         );
@@ -189,7 +214,8 @@ fn extreme_worlds_and_edge_boxes() {
                 for b in &boxes {
                     assert!(b.validate().is_ok(), "generator made {b:?} in {world:?}");
                 }
-                fill_and_drain(world, config, &boxes, seed % 2 == 0, Drain::Random, seed);
+                let fill = Fill::ALL[seed as usize % 3];
+                fill_and_drain(world, config, &boxes, fill, Drain::Random, seed);
             }
         }
     }
@@ -211,6 +237,12 @@ fn a_large_pile_on_one_point_and_on_split_lines() {
             h.apply(&Op::Insert(b)).unwrap();
         }
         h.check(&probe(&h, &mut Rng::new(3))).unwrap();
+        // Emptied and filled again one by one: deferred, then placed in
+        // bulk by the first question.
+        h.apply(&Op::Clear).unwrap();
+        h.apply(&Op::InsertEach(boxes.clone())).unwrap();
+        h.check_items().unwrap();
+        h.check(&probe(&h, &mut Rng::new(4))).unwrap();
     }
 }
 

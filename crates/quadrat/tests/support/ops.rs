@@ -85,6 +85,7 @@ pub fn random_op(rng: &mut Rng, world: Aabb, h: &Harness) -> Op {
         86 => Op::InsertInvalid(Aabb::new([1.0, f32::NAN], [2.0, 2.0])),
         87 => Op::InsertInvalid(Aabb::new([2.0, 0.0], [1.0, 1.0])),
         88 if rng.chance(30) => Op::Clear,
+        89..=90 => Op::InsertEach(random_boxes(rng, world, h, 40)),
         // Drain: remove a run of items in insertion order.
         _ => Op::Remove(0),
     }

@@ -18,6 +18,9 @@ pub enum Op {
     /// An invalid box: refused, and nothing changes.
     InsertInvalid(Aabb),
     InsertMany(Vec<Aabb>),
+    /// One `insert` per box, with no question in between: into an empty
+    /// tree, the tutorials' loop, whose items wait for the first question.
+    InsertEach(Vec<Aabb>),
     /// `insert_many` whose iterator panics after `at` items.
     InsertManyPanics(Vec<Aabb>, usize),
     Remove(usize),
@@ -175,6 +178,13 @@ impl Harness {
                 let v = self.values(1)[0];
                 let k = self.tree.insert(*b, v);
                 self.model.live.push((k, *b, v));
+            }
+            Op::InsertEach(boxes) => {
+                let values = self.values(boxes.len());
+                for (&b, v) in boxes.iter().zip(values) {
+                    let k = self.tree.insert(b, v);
+                    self.model.live.push((k, b, v));
+                }
             }
             Op::InsertInvalid(b) => {
                 let len = self.tree.len();
@@ -476,7 +486,10 @@ impl Harness {
             probe.max_dist
         );
         ensure_eq!(tree.raycast_all(ray, probe.max_dist), hits, "raycast_all");
-        self.check_pairs()
+        self.check_pairs()?;
+        // Again, now that the questions have built the index of a tree
+        // whose inserts were deferred.
+        tree.validate()
     }
 
     /// The pairs against brute force: each once, normalised, none missing.
