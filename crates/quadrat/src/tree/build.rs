@@ -67,7 +67,7 @@ impl<T> QuadTree<T> {
         items: impl IntoIterator<Item = (Aabb, T)>,
         parallel: bool,
     ) -> Result<Vec<Key>, Error> {
-        self.undefer();
+        self.undefer_with(parallel);
         let items = items.into_iter();
         let expected = items.size_hint().0;
         // A batch at least half the tree's size is built in bulk; a smaller
@@ -137,7 +137,11 @@ impl<T> QuadTree<T> {
     /// assert_eq!(tree.nodes().collect::<Vec<_>>(), before);
     /// ```
     pub fn rebuild(&mut self) {
-        self.undefer();
+        if self.deferred {
+            // Placing a deferred tree is a bulk build already.
+            self.undefer();
+            return;
+        }
         self.pack();
         self.build_all(false);
     }

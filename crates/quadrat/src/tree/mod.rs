@@ -221,7 +221,9 @@ pub struct NodeView {
 ///   query, so size the world to cover your objects.
 /// - Every query and the pair finder take `&self`. The area, circle and
 ///   point queries, [`raycast`](QuadTree::raycast) and
-///   [`for_each_pair`](QuadTree::for_each_pair) allocate nothing;
+///   [`for_each_pair`](QuadTree::for_each_pair) allocate nothing (except
+///   the first question after inserts into an empty tree, which builds
+///   their index: see [`insert`](QuadTree::insert));
 ///   [`nearest`](QuadTree::nearest) keeps a heap of `k` candidates, and the
 ///   forms that return a `Vec` ([`pairs`](QuadTree::pairs),
 ///   [`raycast_all`](QuadTree::raycast_all)) allocate it.
@@ -315,10 +317,13 @@ pub struct QuadTree<T> {
     pub(crate) deferred: bool,
     /// The index of a deferred tree, once a question has built it.
     pub(crate) lazy: OnceLock<Lazy>,
-    /// The buffers of the last index built lazily, or of the arrays an
-    /// adopted index replaced, for the next lazy build to reuse: a
-    /// clear-and-refill loop allocates nothing once warm.
+    /// The buffers of the last index (and of the arrays it replaced when
+    /// adopted), kept for the next lazy build once the tree has been
+    /// cleared: a loop of clearing, inserting each item, asking questions
+    /// and changing things allocates nothing once warm.
     pub(crate) spare: Spare,
+    /// Set by `clear`: the tree keeps a spare index (see `spare`).
+    pub(crate) recycles: bool,
 }
 
 /// A [`Lazy`] kept for its allocations. Cloning a tree does not clone it.
@@ -334,7 +339,7 @@ impl Clone for Spare {
 /// The index of a deferred tree's items, built on first use: the nodes and
 /// the entries in run order, as a bulk build makes them. The items' slots
 /// still point into the tree's own `entries` until the index is adopted.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub(crate) struct Lazy {
     pub(crate) nodes: Vec<Node>,
     pub(crate) entries: Vec<Entry>,
@@ -345,6 +350,17 @@ pub(crate) struct Lazy {
     order: Vec<u32>,
     keys: Vec<u64>,
     spare: Vec<u64>,
+}
+
+impl Clone for Lazy {
+    /// The index without its scratch.
+    fn clone(&self) -> Lazy {
+        Lazy {
+            nodes: self.nodes.clone(),
+            entries: self.entries.clone(),
+            ..Lazy::default()
+        }
+    }
 }
 
 /// The nodes and the entries in run order that a question walks: the
@@ -424,6 +440,7 @@ impl<T> QuadTree<T> {
             deferred: false,
             lazy: OnceLock::new(),
             spare: Spare::default(),
+            recycles: false,
         })
     }
 
@@ -452,7 +469,10 @@ impl<T> QuadTree<T> {
     #[inline]
     pub(crate) fn ix_with(&self, parallel: bool) -> Ix<'_> {
         if self.deferred {
-            let lazy = self.lazy.get_or_init(|| self.build_lazy(parallel));
+            let lazy = match self.lazy.get() {
+                Some(lazy) => lazy,
+                None => self.init_lazy(parallel),
+            };
             Ix {
                 nodes: &lazy.nodes,
                 entries: &lazy.entries,
@@ -463,6 +483,21 @@ impl<T> QuadTree<T> {
                 entries: &self.entries,
             }
         }
+    }
+
+    /// Builds the index of a deferred tree and keeps it. Built outside the
+    /// `OnceLock`, then set: a build on rayon's pool may run other tasks
+    /// while it waits, and one of them asking this tree a question must not
+    /// wait on the build it is part of (nor re-enter the lock). Threads
+    /// that race build an index each; the first one set is kept.
+    #[cold]
+    fn init_lazy(&self, parallel: bool) -> &Lazy {
+        let built = self.build_lazy(parallel);
+        if let Err(lost) = self.lazy.set(built) {
+            // Give the loser's buffers back for the next build.
+            *self.spare.0.lock().unwrap_or_else(|e| e.into_inner()) = lost;
+        }
+        self.lazy.get().expect("the index was just set")
     }
 
     /// Builds the index of a deferred tree from its entries (which stay as
@@ -505,27 +540,40 @@ impl<T> QuadTree<T> {
     /// starts here.
     #[inline]
     pub(crate) fn undefer(&mut self) {
+        self.undefer_with(false);
+    }
+
+    /// [`undefer`](QuadTree::undefer), building on rayon's pool when
+    /// `parallel` (and the feature) is on.
+    #[inline]
+    pub(crate) fn undefer_with(&mut self, parallel: bool) {
         if self.deferred {
-            self.place_deferred();
+            self.place_deferred(parallel);
         }
     }
 
     #[cold]
-    fn place_deferred(&mut self) {
+    fn place_deferred(&mut self, parallel: bool) {
         self.deferred = false;
         match self.lazy.take() {
             Some(mut lazy) => {
                 core::mem::swap(&mut self.nodes, &mut lazy.nodes);
                 core::mem::swap(&mut self.entries, &mut lazy.entries);
                 core::mem::swap(&mut self.cats, &mut lazy.cats);
+                core::mem::swap(&mut self.order, &mut lazy.order);
                 self.free_blocks.clear();
                 self.garbage = 0;
                 self.index_slots();
-                *self.spare.0.get_mut().unwrap_or_else(|e| e.into_inner()) = lazy;
+                // A tree that was ever cleared is likely refilled again and
+                // again: it keeps the replaced arrays and the build's
+                // scratch for its next index. Any other tree frees them.
+                if self.recycles {
+                    *self.spare.0.get_mut().unwrap_or_else(|e| e.into_inner()) = lazy;
+                }
             }
             None => {
-                self.presort(false);
-                self.build_all(false);
+                self.presort(parallel);
+                self.build_all(parallel);
             }
         }
     }
@@ -721,6 +769,7 @@ impl<T> QuadTree<T> {
     /// assert!(!tree.contains_key(k));
     /// ```
     pub fn clear(&mut self) {
+        self.recycles = true;
         self.drop_deferred();
         self.nodes.truncate(1);
         self.nodes[0] = Node::root(self.world);

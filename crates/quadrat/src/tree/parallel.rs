@@ -34,7 +34,11 @@ impl<T> QuadTree<T> {
     /// assert_eq!(tree.nodes().collect::<Vec<_>>(), before);
     /// ```
     pub fn par_rebuild(&mut self) {
-        self.undefer();
+        if self.deferred {
+            // Placing a deferred tree is a bulk build already.
+            self.undefer_with(true);
+            return;
+        }
         self.pack();
         self.build_all(true);
     }
@@ -127,7 +131,7 @@ impl<T: Sync> QuadTree<T> {
     ) -> Result<(), (Key, Error)> {
         use rayon::prelude::*;
         use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-        self.undefer();
+        self.undefer_with(true);
         /// Slots per task.
         const CHUNK: usize = 1 << 14;
         /// Marks a slot whose entry keeps its box.

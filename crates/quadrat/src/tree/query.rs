@@ -309,7 +309,8 @@ impl<T> QuadTree<T> {
     }
 
     /// The node slot `idx`'s item is stored in ([`u32::MAX`] for a free
-    /// slot).
+    /// slot). Only meaningful for a placed tree (see
+    /// `QuadTree::undefer`): a deferred tree's items all say 0.
     #[inline]
     pub(crate) fn node_of_slot(&self, idx: usize) -> u32 {
         self.slab.slots.get(idx).map_or(

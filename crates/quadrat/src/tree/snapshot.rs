@@ -283,6 +283,7 @@ impl<T> QuadTree<T> {
             deferred: false,
             lazy: std::sync::OnceLock::new(),
             spare: super::Spare::default(),
+            recycles: false,
         };
         tree.validate().map_err(|e| err(&e))?;
         Ok(tree)

@@ -298,6 +298,7 @@ impl<T> QuadTree<T> {
             deferred: false,
             lazy: std::sync::OnceLock::new(),
             spare: super::Spare::default(),
+            recycles: false,
         };
         placed
             .validate()

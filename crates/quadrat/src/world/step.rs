@@ -294,6 +294,9 @@ impl<T> CollisionWorld<T> {
     /// each changed body asks the tree for its touching boxes. The events
     /// come only from the pairs of changed bodies.
     fn incremental(&mut self) {
+        // Bodies are grouped by the node that stores them: a tree whose
+        // inserts are still deferred is placed first.
+        self.tree.undefer();
         let s = &mut self.steps;
         let (placed, filters, marked) = (&self.placed, &self.filters, &self.marked);
         let (tree, pairs) = (&self.tree, &mut s.pairs);

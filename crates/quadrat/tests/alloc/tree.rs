@@ -95,6 +95,7 @@ fn steady_state_allocates_nothing() {
     let n = allocations_during(|| pairs = refill(&mut tree));
     assert!(pairs > 0);
     assert_eq!(n, 0, "clear, refill and pairs allocated");
+    tree.validate().unwrap();
     // And the same when the refill is placed by a change instead.
     for _ in 0..2 {
         refill(&mut tree);

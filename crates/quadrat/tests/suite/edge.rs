@@ -588,6 +588,55 @@ fn queries_from_many_threads_at_once() {
     });
 }
 
+/// Inserted one by one into an empty tree, the items wait for the first
+/// question: several threads asking it at once, sequential and parallel
+/// questions mixed, all get the answers of a tree built in one go.
+#[test]
+fn first_questions_from_many_threads_at_once() {
+    let s = quadrat::scenario::Scenario::new(quadrat::scenario::Layout::Clustered, 5_000, 9);
+    let boxes = s.boxes();
+    let mut bulk = QuadTree::new(s.world);
+    bulk.insert_many(boxes.iter().copied().zip(0..));
+    let expected_pairs = bulk.pairs();
+    let probe = |t: usize| Aabb::from_center(boxes[t * 97].center(), [40.0, 40.0]);
+    let expected_hits: Vec<Vec<_>> = (0..8)
+        .map(|t| {
+            let mut v: Vec<_> = bulk.query(probe(t)).map(|(k, _)| k).collect();
+            v.sort_unstable();
+            v
+        })
+        .collect();
+    for round in 0..4 {
+        let mut tree = QuadTree::new(s.world);
+        for (i, &b) in boxes.iter().enumerate() {
+            tree.insert(b, i);
+        }
+        let tree = &tree;
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..8)
+                .map(|t| {
+                    let expected_pairs = &expected_pairs;
+                    scope.spawn(move || {
+                        let mut hits: Vec<_> = tree.query(probe(t)).map(|(k, _)| k).collect();
+                        hits.sort_unstable();
+                        if (t + round) % 2 == 0 {
+                            assert_eq!(&tree.pairs(), expected_pairs);
+                        } else {
+                            #[cfg(feature = "parallel")]
+                            assert_eq!(&tree.par_pairs(), expected_pairs);
+                        }
+                        hits
+                    })
+                })
+                .collect();
+            for (t, h) in handles.into_iter().enumerate() {
+                assert_eq!(h.join().unwrap(), expected_hits[t]);
+            }
+        });
+        tree.validate().unwrap();
+    }
+}
+
 #[test]
 fn retain_and_iterators() {
     let mut tree = QuadTree::new(world());

@@ -32,6 +32,58 @@ fn parallel_pairs_equal_sequential_pairs() {
     }
 }
 
+/// Items inserted one by one into an empty tree are placed in bulk by the
+/// first question: when that is a parallel one, on rayon's pool. The
+/// placed tree is the one `insert_many` builds, and it keeps working as
+/// the items move and go, in parallel and one by one.
+#[cfg(feature = "parallel")]
+#[test]
+fn deferred_inserts_placed_by_parallel_questions() {
+    use quadrat::scenario::{Layout, Scenario};
+    use quadrat::{Config, QuadTree};
+    for layout in Layout::ALL {
+        for n in [900, 5000] {
+            let s = Scenario::new(layout, n, 23);
+            let config = Config {
+                max_items: 8,
+                par_min_items: 0,
+                ..Config::default()
+            };
+            let mut bulk = QuadTree::with_config(s.world, config);
+            bulk.insert_many(s.boxes().into_iter().zip(0..));
+            let mut tree = QuadTree::with_config(s.world, config);
+            for (i, b) in s.boxes().into_iter().enumerate() {
+                tree.insert(b, i);
+            }
+            tree.validate().unwrap();
+            let what = format!("{layout:?} n={n}");
+            let mut pairs = Vec::new();
+            tree.par_pairs_into(&mut pairs);
+            pairs.sort_unstable();
+            assert_eq!(pairs, bulk.pairs(), "{what}: pairs");
+            tree.validate().unwrap();
+            assert!(tree.nodes().eq(bulk.nodes()), "{what}: nodes");
+            // Moved in parallel (which places the tree), then one by one.
+            let step = s.size * 0.3;
+            tree.par_update_all(|_, _, b| b.translate([step, -step]));
+            bulk.par_update_all(|_, _, b| b.translate([step, -step]));
+            tree.validate().unwrap();
+            let keys: Vec<_> = tree.keys().step_by(3).collect();
+            for &k in &keys {
+                tree.remove(k);
+                bulk.remove(k);
+            }
+            tree.validate().unwrap();
+            assert_eq!(
+                tree.par_pairs(),
+                bulk.pairs(),
+                "{what}: pairs after changes"
+            );
+            assert!(tree.nodes().eq(bulk.nodes()), "{what}: nodes after changes");
+        }
+    }
+}
+
 /// The parallel bulk build gives the very tree the sequential one does:
 /// the same nodes in the same order, every item in the same place, and a
 /// valid tree, over every layout, crowded and shallow configurations, a

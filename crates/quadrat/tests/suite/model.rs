@@ -123,9 +123,14 @@ proptest! {
     /// them there: inserting a set in another order gives the same nodes.
     #[test]
     fn shape_is_canonical(config in config(), boxes in prop::collection::vec(aabb(), 0..200), seed in any::<u64>()) {
+        // Each insert placed at once: a question after the first one ends
+        // the deferral of inserts into an empty tree.
         let mut a = QuadTree::with_config(WORLD, config);
         for (i, &b) in boxes.iter().enumerate() {
             a.insert(b, i);
+            if i == 0 {
+                prop_assert_eq!(a.query_point(b.min).count(), 1);
+            }
         }
         let mut order: Vec<usize> = (0..boxes.len()).collect();
         let mut rng = quadrat::scenario::Rng::new(seed);
@@ -135,6 +140,7 @@ proptest! {
         let mut b = QuadTree::with_config(WORLD, config);
         // Insert extra items and remove them again, to exercise collapse.
         let extra: Vec<Key> = boxes.iter().map(|&bx| b.insert(bx.translate([1.0, 1.0]), usize::MAX)).collect();
+        let _ = b.node_count();
         for &i in &order {
             b.insert(boxes[i], i);
         }
@@ -152,6 +158,14 @@ proptest! {
         b.rebuild();
         b.validate().map_err(TestCaseError::fail)?;
         prop_assert_eq!(shape(&a), shape(&b));
+        // Deferred, then placed in bulk by the first question.
+        let mut d = QuadTree::with_config(WORLD, config);
+        for &i in &order {
+            d.insert(boxes[i], i);
+        }
+        d.validate().map_err(TestCaseError::fail)?;
+        prop_assert_eq!(shape(&a), shape(&d));
+        d.validate().map_err(TestCaseError::fail)?;
     }
 }
 

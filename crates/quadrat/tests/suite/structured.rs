@@ -243,6 +243,11 @@ fn a_large_pile_on_one_point_and_on_split_lines() {
         h.apply(&Op::InsertEach(boxes.clone())).unwrap();
         h.check_items().unwrap();
         h.check(&probe(&h, &mut Rng::new(4))).unwrap();
+        // The placed index then changes like any tree.
+        for i in 0..n / 3 {
+            h.apply(&Op::Remove(i * 2)).unwrap();
+        }
+        h.check(&probe(&h, &mut Rng::new(5))).unwrap();
     }
 }
 
