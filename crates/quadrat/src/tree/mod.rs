@@ -372,6 +372,24 @@ pub(crate) struct Ix<'a> {
 }
 
 impl Ix<'_> {
+    /// Where the item of each of `slots` slots sits in these nodes and
+    /// entries, as `(node, position)`: what the slots of a deferred tree
+    /// will say once its index is adopted ((0, 0) for a slot not found,
+    /// such as a free one). Reads only positions that exist.
+    pub(crate) fn places(&self, slots: usize) -> Vec<(u32, u32)> {
+        let mut at = vec![(0u32, 0u32); slots];
+        for (n, node) in self.nodes.iter().enumerate() {
+            for p in node.start..node.start + node.len.min(node.cap) {
+                if let Some(e) = self.entries.get(p as usize)
+                    && let Some(a) = at.get_mut(e.owner as usize)
+                {
+                    *a = (n as u32, p);
+                }
+            }
+        }
+        at
+    }
+
     /// The run of node `n`.
     #[inline]
     pub(crate) fn run(&self, n: u32) -> &[Entry] {

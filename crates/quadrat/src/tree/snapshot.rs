@@ -105,13 +105,7 @@ impl<T: Serialize> Serialize for QuadTree<T> {
         st.serialize_field("config", &self.config)?;
         if self.deferred {
             let ix = self.ix();
-            // Where each slot's item sits in the index.
-            let mut at = vec![(0u32, 0u32); self.slab.slots.len()];
-            for (n, node) in ix.nodes.iter().enumerate() {
-                for p in node.start..node.start + node.len {
-                    at[ix.entries[p as usize].owner as usize] = (n as u32, p);
-                }
-            }
+            let at = ix.places(self.slab.slots.len());
             st.serialize_field("nodes", ix.nodes)?;
             st.serialize_field("free_blocks", &[0u32; 0])?;
             st.serialize_field("entries", ix.entries)?;

@@ -245,16 +245,11 @@ impl<T> QuadTree<T> {
         };
         // The index, checked as the tree it becomes once adopted: the same
         // items, with each slot pointing into the index.
-        let mut at = vec![(0u32, 0u32); self.slab.slots.len()];
-        for (n, node) in lazy.nodes.iter().enumerate() {
-            for p in node.start..node.start + node.len.min(node.cap) {
-                if let Some(e) = lazy.entries.get(p as usize)
-                    && let Some(a) = at.get_mut(e.owner as usize)
-                {
-                    *a = (n as u32, p);
-                }
-            }
+        let at = super::Ix {
+            nodes: &lazy.nodes,
+            entries: &lazy.entries,
         }
+        .places(self.slab.slots.len());
         let slots = self
             .slab
             .slots
