@@ -94,13 +94,18 @@ const NONE: u32 = u32::MAX;
 /// Marks a vacant slot that is never reused.
 const RETIRED: u32 = u32::MAX - 1;
 
-/// One slot of the slab: the item's value and where its box lives. Its
-/// generation is kept apart, in [`Slab::generations`].
+/// One slot of the slab: the item's value, its key's generation and where
+/// its box lives. Reading a value by key ([`QuadTree::get`]) touches this
+/// slot alone.
+///
+/// [`QuadTree::get`]: crate::QuadTree::get
 #[derive(Clone, Debug)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) struct Slot<T> {
     /// `Some` while occupied.
     pub(crate) value: Option<T>,
+    /// The generation of the slot's current key (occupied) or next key
+    /// (vacant).
+    pub(crate) generation: NonZeroU32,
     /// Occupied: the node holding the item. Vacant: the next free slot.
     pub(crate) node: u32,
     /// Occupied: the item's position in the tree's entry arrays.
@@ -109,13 +114,8 @@ pub(crate) struct Slot<T> {
 
 /// A slab of item values addressed by generational [`Key`]s.
 #[derive(Clone, Debug)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) struct Slab<T> {
     pub(crate) slots: Vec<Slot<T>>,
-    /// The generation of every slot, dense: turning an entry into a key (as
-    /// the pair finder does for every pair) reads 4 bytes from here instead
-    /// of a whole slot.
-    pub(crate) generations: Vec<NonZeroU32>,
     pub(crate) free_head: u32,
     pub(crate) len: usize,
     pub(crate) seed: NonZeroU32,
@@ -125,7 +125,6 @@ impl<T> Slab<T> {
     pub(crate) fn new(key_seed: u32) -> Slab<T> {
         Slab {
             slots: Vec::new(),
-            generations: Vec::new(),
             free_head: NONE,
             len: 0,
             seed: first_generation(key_seed),
@@ -140,21 +139,20 @@ impl<T> Slab<T> {
     /// Makes room for `additional` more values without reallocating.
     pub(crate) fn reserve(&mut self, additional: usize) {
         self.slots.reserve(additional);
-        self.generations.reserve(additional);
     }
 
     /// The slot index of a live key.
     #[inline]
     pub(crate) fn index_of(&self, key: Key) -> Option<usize> {
         let idx = key.idx as usize;
-        let generation = *self.generations.get(idx)?;
-        (generation == key.generation && self.slots[idx].value.is_some()).then_some(idx)
+        let slot = self.slots.get(idx)?;
+        (slot.generation == key.generation && slot.value.is_some()).then_some(idx)
     }
 
     /// The key of an occupied slot.
     #[inline]
     pub(crate) fn key_at(&self, idx: usize) -> Key {
-        Key::new(idx as u32, self.generations[idx])
+        Key::new(idx as u32, self.slots[idx].generation)
     }
 
     /// Stores `value`, returning its new key and slot index.
@@ -172,9 +170,9 @@ impl<T> Slab<T> {
                 self.slots.len() < RETIRED as usize,
                 "quadrat: more than 2^32 - 1 items"
             );
-            self.generations.push(self.seed);
             self.slots.push(Slot {
                 value: Some(value),
+                generation: self.seed,
                 node,
                 pos,
             });
@@ -199,9 +197,9 @@ impl<T> Slab<T> {
     /// retires the slot for good when the generation would come round to the
     /// first one again, so that no stale key can ever match.
     fn bump(&mut self, idx: usize) -> bool {
-        match NonZeroU32::new(self.generations[idx].get().wrapping_add(1)) {
+        match NonZeroU32::new(self.slots[idx].generation.get().wrapping_add(1)) {
             Some(g) if g != self.seed => {
-                self.generations[idx] = g;
+                self.slots[idx].generation = g;
                 true
             }
             _ => {
@@ -211,20 +209,14 @@ impl<T> Slab<T> {
         }
     }
 
-    /// Checks what a snapshot says of the slab before anything trusts it:
-    /// one generation per slot, the first generation the seed gives, and
+    /// Checks what a snapshot says of the slab before anything trusts it
+    /// (that it has one generation per slot is checked as it is read): the
+    /// first generation the seed gives, and
     /// a free list that ends, stays in range, and lists every vacant slot
     /// that is not retired exactly once. The tree's `validate` checks the
     /// occupied slots against the entries.
     #[cfg(feature = "serde")]
     pub(crate) fn check(&self, key_seed: u32) -> Result<(), String> {
-        if self.generations.len() != self.slots.len() {
-            return Err(format!(
-                "{} generations for {} slots",
-                self.generations.len(),
-                self.slots.len()
-            ));
-        }
         if self.slots.len() >= RETIRED as usize {
             return Err("more than 2^32 - 2 slots".into());
         }

@@ -94,7 +94,7 @@ impl<T> QuadTree<T> {
                 tree.entries.push(Entry {
                     aabb: b,
                     owner: idx as u32,
-                    generation: tree.slab.generations[idx],
+                    generation: tree.slab.slots[idx].generation,
                 });
                 keys.push(key);
             }

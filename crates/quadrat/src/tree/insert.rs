@@ -100,7 +100,7 @@ impl<T> QuadTree<T> {
         self.entries.push(Entry {
             aabb,
             owner: idx as u32,
-            generation: self.slab.generations[idx],
+            generation: self.slab.slots[idx].generation,
         });
         key
     }
@@ -129,7 +129,7 @@ impl<T> QuadTree<T> {
         if self.nodes[n as usize].is_leaf() && self.leaf_wants_deeper(n, &b) {
             self.nodes[n as usize].load += 1;
         }
-        let generation = self.slab.generations[owner as usize];
+        let generation = self.slab.slots[owner as usize].generation;
         self.insert_entry(
             n,
             Entry {

@@ -735,14 +735,12 @@ impl<T> QuadTree<T> {
     /// ```
     pub fn iter_mut(&mut self) -> impl Iterator<Item = (Key, Aabb, &mut T)> + '_ {
         let entries = &self.entries;
-        let generations = &self.slab.generations;
         self.slab
             .slots
             .iter_mut()
             .enumerate()
             .filter_map(move |(i, s)| {
-                let generation = generations[i];
-                let pos = s.pos as usize;
+                let (generation, pos) = (s.generation, s.pos as usize);
                 let v = s.value.as_mut()?;
                 Some((Key::new(i as u32, generation), entries[pos].aabb, v))
             })
@@ -811,9 +809,8 @@ impl<T> QuadTree<T> {
     pub fn retain(&mut self, mut keep: impl FnMut(Key, Aabb, &mut T) -> bool) {
         self.undefer();
         for idx in 0..self.slab.slots.len() {
-            let generation = self.slab.generations[idx];
             let slot = &mut self.slab.slots[idx];
-            let pos = slot.pos as usize;
+            let (generation, pos) = (slot.generation, slot.pos as usize);
             let Some(v) = slot.value.as_mut() else {
                 continue;
             };

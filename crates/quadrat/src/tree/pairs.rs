@@ -79,32 +79,89 @@ impl Tally for PairStats {
     }
 }
 
-/// `true` when the y intervals of two boxes overlap (closed).
+/// `true` when the y intervals of two boxes overlap (closed). Both
+/// comparisons are made, so that a caller can use the answer without a
+/// branch.
 #[inline(always)]
 fn overlap_y(a: &Aabb, b: &Aabb) -> bool {
-    a.min.y <= b.max.y && b.min.y <= a.max.y
+    (a.min.y <= b.max.y) & (b.min.y <= a.max.y)
+}
+
+/// How many pairs [`sweep_within`] holds before it emits them.
+const PENDING: usize = 64;
+
+/// Pairs of one run that [`sweep_within`] found, as positions in the run,
+/// waiting to be emitted.
+struct Pending {
+    ij: [(u32, u32); PENDING],
+    k: usize,
+}
+
+impl Pending {
+    /// Notes candidate `(i, j)`, kept only when `hit`; emits when full.
+    #[inline(always)]
+    fn push<E: FnMut(&Entry, &Entry) + ?Sized, C: Tally>(
+        &mut self,
+        (i, j, hit): (usize, usize, bool),
+        run: &[Entry],
+        emit: &mut E,
+        tally: &mut C,
+    ) {
+        self.ij[self.k] = (i as u32, j as u32);
+        self.k += usize::from(hit);
+        if self.k == PENDING {
+            self.flush(run, emit, tally);
+        }
+    }
+
+    /// Emits the pairs held, in the order found.
+    #[inline]
+    fn flush<E: FnMut(&Entry, &Entry) + ?Sized, C: Tally>(
+        &mut self,
+        run: &[Entry],
+        emit: &mut E,
+        tally: &mut C,
+    ) {
+        for &(i, j) in &self.ij[..self.k] {
+            tally.pair();
+            emit(&run[i as usize], &run[j as usize]);
+        }
+        self.k = 0;
+    }
 }
 
 /// Reports every intersecting pair within one run sorted by `min.x`: each
 /// entry meets the entries after it until one starts right of its end.
+///
+/// Within a node, whether two boxes that overlap in x also overlap in y
+/// is about as often true as not, so a branch on it mispredicts often.
+/// The sweep instead writes every candidate into a small buffer and moves
+/// past only those that intersect, then emits what the buffer holds (at
+/// 1M uniform boxes, the whole pair walk takes 0.84x the time it took
+/// with a branch per test). Between two nodes' runs, most candidates
+/// intersect, the branch is well predicted, and [`sweep_between`]
+/// branches.
 #[inline]
 fn sweep_within<E: FnMut(&Entry, &Entry) + ?Sized, C: Tally>(
     run: &[Entry],
     emit: &mut E,
     tally: &mut C,
 ) {
+    let mut pending = Pending {
+        ij: [(0, 0); PENDING],
+        k: 0,
+    };
     for (i, a) in run.iter().enumerate() {
-        for b in &run[i + 1..] {
+        for (j, b) in run.iter().enumerate().skip(i + 1) {
             tally.box_test();
             if b.aabb.min.x > a.aabb.max.x {
                 break;
             }
-            if overlap_y(&a.aabb, &b.aabb) {
-                tally.pair();
-                emit(a, b);
-            }
+            let hit = overlap_y(&a.aabb, &b.aabb);
+            pending.push((i, j, hit), run, emit, tally);
         }
     }
+    pending.flush(run, emit, tally);
 }
 
 /// Reports every intersecting pair with one entry from each of two runs
@@ -154,23 +211,35 @@ fn sweep_between<E: FnMut(&Entry, &Entry) + ?Sized, C: Tally>(
 pub(crate) const FILTER: usize = 32;
 
 /// The entries of `run` (sorted) that meet `area`, copied in order into
-/// `buf`; `None` when more than `buf` holds.
+/// `buf`; `None` when more than [`FILTER`] do.
+///
+/// `BRANCHLESS` picks how. Within one tree, the runs filtered are those of
+/// nearby nodes, and whether an entry reaches the other node's box is often
+/// a coin toss: there every entry is copied and only those that meet `area`
+/// are kept, with no branch on the test (the extra slot of `buf` takes the
+/// copy that follows a full buffer). Between two trees (say a large static
+/// map and a few movers), most entries of a run miss the other tree's node,
+/// a branch on the test is well predicted, and the branch-free copy made
+/// `for_each_pair_with` up to 40% slower.
 #[inline]
-fn filter<'a, C: Tally>(
+fn filter<'a, C: Tally, const BRANCHLESS: bool>(
     run: &[Entry],
     area: &Aabb,
-    buf: &'a mut [Entry; FILTER],
+    buf: &'a mut [Entry; FILTER + 1],
     tally: &mut C,
 ) -> Option<&'a [Entry]> {
     let mut k = 0;
     for e in run {
         tally.bound_test();
-        if e.aabb.intersects(area) {
-            if k == FILTER {
-                return None;
-            }
+        if BRANCHLESS {
+            buf[k] = *e;
+            k += usize::from(e.aabb.intersects(area));
+        } else if e.aabb.intersects(area) {
             buf[k] = *e;
             k += 1;
+        }
+        if k > FILTER {
+            return None;
         }
     }
     Some(&buf[..k])
@@ -186,8 +255,8 @@ pub(crate) struct PairFinder<'t, E: ?Sized, C = NoTally> {
     emit: &'t mut E,
     /// What the walk counts ([`NoTally`]: nothing).
     tally: C,
-    near_a: [Entry; FILTER],
-    near_b: [Entry; FILTER],
+    near_a: [Entry; FILTER + 1],
+    near_b: [Entry; FILTER + 1],
     /// Per node, the layer unions of its items, when the walk filters by
     /// layer; empty when it does not.
     unions: &'t [NodeFilter],
@@ -220,8 +289,8 @@ impl<'t, E: FnMut(&Entry, &Entry) + ?Sized, C: Tally> PairFinder<'t, E, C> {
             ix: tree.ix(),
             emit,
             tally,
-            near_a: [Entry::VACANT; FILTER],
-            near_b: [Entry::VACANT; FILTER],
+            near_a: [Entry::VACANT; FILTER + 1],
+            near_b: [Entry::VACANT; FILTER + 1],
             unions: &[],
         }
     }
@@ -341,14 +410,14 @@ impl<'t, E: FnMut(&Entry, &Entry) + ?Sized, C: Tally> PairFinder<'t, E, C> {
         let (ta, tb) = (ix.nodes[a as usize].tight, ix.nodes[b as usize].tight);
         let (ra, rb) = (ix.run(a), ix.run(b));
         let tally = &mut self.tally;
-        let Some(fa) = filter(ra, &tb, &mut self.near_a, tally) else {
+        let Some(fa) = filter::<_, true>(ra, &tb, &mut self.near_a, tally) else {
             sweep_between(ra, rb, self.emit, tally);
             return;
         };
         if fa.is_empty() {
             return;
         }
-        match filter(rb, &ta, &mut self.near_b, tally) {
+        match filter::<_, true>(rb, &ta, &mut self.near_b, tally) {
             Some(fb) => sweep_between(fa, fb, self.emit, tally),
             None => sweep_between(ra, rb, self.emit, tally),
         }
@@ -535,8 +604,8 @@ impl<T> QuadTree<T> {
             a: self.ix(),
             b: other.ix(),
             emit: &mut emit,
-            near_a: [Entry::VACANT; FILTER],
-            near_b: [Entry::VACANT; FILTER],
+            near_a: [Entry::VACANT; FILTER + 1],
+            near_b: [Entry::VACANT; FILTER + 1],
         }
         .visit(0, 0);
     }
@@ -571,8 +640,8 @@ struct CrossFinder<'t, E: ?Sized> {
     a: Ix<'t>,
     b: Ix<'t>,
     emit: &'t mut E,
-    near_a: [Entry; FILTER],
-    near_b: [Entry; FILTER],
+    near_a: [Entry; FILTER + 1],
+    near_b: [Entry; FILTER + 1],
 }
 
 impl<E: FnMut(&Entry, &Entry) + ?Sized> CrossFinder<'_, E> {
@@ -648,14 +717,14 @@ impl<E: FnMut(&Entry, &Entry) + ?Sized> CrossFinder<'_, E> {
         );
         let (rx, ry) = (self.a.run(x), self.b.run(y));
         let tally = &mut NoTally;
-        let Some(fx) = filter(rx, &ty, &mut self.near_a, tally) else {
+        let Some(fx) = filter::<_, false>(rx, &ty, &mut self.near_a, tally) else {
             sweep_between(rx, ry, self.emit, tally);
             return;
         };
         if fx.is_empty() {
             return;
         }
-        match filter(ry, &tx, &mut self.near_b, tally) {
+        match filter::<_, false>(ry, &tx, &mut self.near_b, tally) {
             Some(fy) => sweep_between(fx, fy, self.emit, tally),
             None => sweep_between(rx, ry, self.emit, tally),
         }

@@ -130,7 +130,7 @@ impl<T: Sync> QuadTree<T> {
         f: impl Fn(Key, &T, Aabb) -> Aabb + Sync,
     ) -> Result<(), (Key, Error)> {
         use rayon::prelude::*;
-        use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+        use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
         self.undefer_with(true);
         /// Slots per task.
         const CHUNK: usize = 1 << 14;
@@ -154,31 +154,43 @@ impl<T: Sync> QuadTree<T> {
             .map(|_| AtomicU64::new(0))
             .collect();
         // Phase 1, by slot: each new box, and whether it stays in its node.
+        // Once the movers found so far make a rebuild certain (see
+        // `rebuilds`), every later box is kept as if it stayed, with no
+        // placement test: the rebuild places everything.
         let (slab, entries, nodes) = (&self.slab, &self.entries, &self.nodes);
+        let len = self.len();
+        let moved = AtomicUsize::new(0);
         let (movers, refused): Found = fresh
             .par_chunks_mut(CHUNK)
             .enumerate()
             .map(|(c, out)| {
                 let mut movers = Vec::new();
                 let mut refused = None;
+                let mut rebuild = false;
                 for (j, o) in out.iter_mut().enumerate() {
+                    if j % 64 == 0 && !rebuild {
+                        rebuild = super::update::rebuild_due(moved.load(Relaxed), len);
+                    }
                     let idx = c * CHUNK + j;
                     let slot = &slab.slots[idx];
                     let Some(value) = slot.value.as_ref() else {
                         continue;
                     };
-                    let key = Key::new(idx as u32, slab.generations[idx]);
+                    let key = Key::new(idx as u32, slot.generation);
                     let b = f(key, value, entries[slot.pos as usize].aabb);
                     if let Err(err) = b.validate() {
                         refused.get_or_insert((key, err));
                         continue;
                     }
                     let n = slot.node;
-                    if super::update::stays_in(nodes, n, &b) {
+                    if rebuild {
+                        *o = b;
+                    } else if super::update::stays_in(nodes, n, &b) {
                         *o = b;
                         dirty[n as usize / 64].fetch_or(1 << (n % 64), Relaxed);
                     } else {
                         movers.push((idx as u32, b));
+                        moved.fetch_add(1, Relaxed);
                     }
                 }
                 (movers, refused)

@@ -12,7 +12,8 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::{Config, Entry, NONE, Node, QuadTree};
 use crate::geom::{Aabb, Vec2};
-use crate::key::Slab;
+use crate::key::{Slab, Slot};
+use core::num::NonZeroU32;
 
 type Bits = [u32; 4];
 
@@ -114,7 +115,7 @@ impl<T: Serialize> Serialize for QuadTree<T> {
                 "slab",
                 &SlabAt {
                     slab: &self.slab,
-                    at: &at,
+                    at: Some(&at),
                 },
             )?;
         } else {
@@ -122,22 +123,30 @@ impl<T: Serialize> Serialize for QuadTree<T> {
             st.serialize_field("free_blocks", &self.free_blocks)?;
             st.serialize_field("entries", &self.entries)?;
             st.serialize_field("garbage", &self.garbage)?;
-            st.serialize_field("slab", &self.slab)?;
+            st.serialize_field(
+                "slab",
+                &SlabAt {
+                    slab: &self.slab,
+                    at: None,
+                },
+            )?;
         }
         st.end()
     }
 }
 
-/// A slab written as [`Slab`] writes itself, with each occupied slot's
-/// node and position taken from `at` (those of a deferred tree's index).
+/// A slab as a snapshot writes it: `slots` (each `value`, `node`, `pos`),
+/// then `generations`, one per slot, then `free_head`, `len` and `seed`.
+/// With `at`, each occupied slot's node and position are taken from it
+/// (those of a deferred tree's index) instead of from the slot.
 struct SlabAt<'a, T> {
     slab: &'a Slab<T>,
-    at: &'a [(u32, u32)],
+    at: Option<&'a [(u32, u32)]>,
 }
 
 impl<T: Serialize> Serialize for SlabAt<'_, T> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        /// One slot, as `Slot` writes itself.
+        /// One slot, without its generation.
         struct SlotAt<'a, T> {
             value: &'a Option<T>,
             node: u32,
@@ -156,30 +165,86 @@ impl<T: Serialize> Serialize for SlabAt<'_, T> {
         struct SlotsAt<'a, T>(&'a SlabAt<'a, T>);
         impl<T: Serialize> Serialize for SlotsAt<'_, T> {
             fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                s.collect_seq(self.0.slab.slots.iter().zip(self.0.at).map(
-                    |(slot, &(node, pos))| {
-                        let (node, pos) = if slot.value.is_some() {
-                            (node, pos)
-                        } else {
-                            (slot.node, slot.pos)
-                        };
-                        SlotAt {
-                            value: &slot.value,
-                            node,
-                            pos,
-                        }
-                    },
-                ))
+                let at = self.0.at;
+                s.collect_seq(self.0.slab.slots.iter().enumerate().map(|(i, slot)| {
+                    let (node, pos) = match at {
+                        Some(at) if slot.value.is_some() => at[i],
+                        _ => (slot.node, slot.pos),
+                    };
+                    SlotAt {
+                        value: &slot.value,
+                        node,
+                        pos,
+                    }
+                }))
+            }
+        }
+        /// The generations, as a sequence.
+        struct Generations<'a, T>(&'a Slab<T>);
+        impl<T> Serialize for Generations<'_, T> {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_seq(self.0.slots.iter().map(|slot| slot.generation))
             }
         }
         let slab = self.slab;
         let mut st = s.serialize_struct("Slab", 5)?;
         st.serialize_field("slots", &SlotsAt(self))?;
-        st.serialize_field("generations", &slab.generations)?;
+        st.serialize_field("generations", &Generations(slab))?;
         st.serialize_field("free_head", &slab.free_head)?;
         st.serialize_field("len", &slab.len)?;
         st.serialize_field("seed", &slab.seed)?;
         st.end()
+    }
+}
+
+/// A slot as read.
+#[derive(Deserialize)]
+#[serde(rename = "Slot")]
+struct RawSlot<T> {
+    value: Option<T>,
+    node: u32,
+    pos: u32,
+}
+
+/// A slab as read.
+#[derive(Deserialize)]
+#[serde(rename = "Slab")]
+struct RawSlab<T> {
+    slots: Vec<RawSlot<T>>,
+    generations: Vec<NonZeroU32>,
+    free_head: u32,
+    len: usize,
+    seed: NonZeroU32,
+}
+
+impl<T> RawSlab<T> {
+    /// The slab, once each slot has its generation; its other invariants
+    /// are [`Slab::check`]'s.
+    fn into_slab(self) -> Result<Slab<T>, String> {
+        if self.generations.len() != self.slots.len() {
+            return Err(format!(
+                "{} generations for {} slots",
+                self.generations.len(),
+                self.slots.len()
+            ));
+        }
+        let slots = self
+            .slots
+            .into_iter()
+            .zip(self.generations)
+            .map(|(s, generation)| Slot {
+                value: s.value,
+                generation,
+                node: s.node,
+                pos: s.pos,
+            })
+            .collect();
+        Ok(Slab {
+            slots,
+            free_head: self.free_head,
+            len: self.len,
+            seed: self.seed,
+        })
     }
 }
 
@@ -193,7 +258,7 @@ struct Raw<T> {
     free_blocks: Vec<u32>,
     entries: Vec<Entry>,
     garbage: usize,
-    slab: Slab<T>,
+    slab: RawSlab<T>,
 }
 
 /// Restores a tree from its snapshot, refusing (with an error that names
@@ -215,7 +280,8 @@ impl<T> QuadTree<T> {
             .validate()
             .map_err(|e| err(&format!("world: {e}")))?;
         raw.config.validate().map_err(|e| err(&e.to_string()))?;
-        raw.slab.check(raw.config.key_seed).map_err(|e| err(&e))?;
+        let slab = raw.slab.into_slab().map_err(|e| err(&e))?;
+        slab.check(raw.config.key_seed).map_err(|e| err(&e))?;
         // The numbers `validate` indexes and adds with, checked first so
         // that it can trust them.
         let (nodes, entries) = (raw.nodes.len() as u64, raw.entries.len() as u64);
@@ -266,7 +332,7 @@ impl<T> QuadTree<T> {
             free_blocks: raw.free_blocks,
             entries: raw.entries,
             garbage: raw.garbage,
-            slab: raw.slab,
+            slab,
             movers: Vec::new(),
             splits: Vec::new(),
             dirty: Vec::new(),

@@ -190,7 +190,7 @@ impl<T> QuadTree<T> {
                 let Some(value) = slot.value.as_ref() else {
                     continue;
                 };
-                let key = Key::new(idx as u32, tree.slab.generations[idx]);
+                let key = Key::new(idx as u32, slot.generation);
                 let b = f(key, value, tree.entries[slot.pos as usize].aabb);
                 if let Err(err) = b.validate() {
                     refused.get_or_insert((key, err));
@@ -234,7 +234,7 @@ impl<T> QuadTree<T> {
     /// ran 20% faster on the rebuilt tree.)
     #[inline]
     pub(crate) fn rebuilds(&self, movers: usize) -> bool {
-        movers * 32 > self.len()
+        rebuild_due(movers, self.len())
     }
 
     /// The second half of `update_all`, after the boxes that stay in their
@@ -348,4 +348,13 @@ impl<T> Drop for Settle<'_, T> {
         let dirty = core::mem::take(&mut self.dirty);
         self.tree.settle(movers, splits, dirty, self.parallel);
     }
+}
+
+/// The rule of [`QuadTree::rebuilds`]: more than 1/32 of `len` items left
+/// their node. `par_update_all` counts movers across tasks and stops testing
+/// placement once this holds, which is safe only because `settle` decides
+/// by the same rule.
+#[inline]
+pub(crate) fn rebuild_due(movers: usize, len: usize) -> bool {
+    movers * 32 > len
 }

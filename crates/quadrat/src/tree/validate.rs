@@ -97,7 +97,7 @@ impl<T> QuadTree<T> {
                         "slot {owner} does not point back at entry {pos} of node {n}"
                     ));
                 }
-                if self.entries[pos as usize].generation != self.slab.generations[owner as usize] {
+                if self.entries[pos as usize].generation != slot.generation {
                     return fail(format!("entry {pos} has a stale generation"));
                 }
                 let b = self.entries[pos as usize].aabb;
@@ -230,7 +230,7 @@ impl<T> QuadTree<T> {
                     e.owner
                 ));
             }
-            if e.generation != self.slab.generations[e.owner as usize] {
+            if e.generation != slot.generation {
                 return fail(format!("deferred entry {p} has a stale generation"));
             }
             if e.aabb.validate().is_err() {
@@ -258,11 +258,13 @@ impl<T> QuadTree<T> {
             .map(|(s, &(node, pos))| match s.value {
                 Some(_) => Slot {
                     value: Some(()),
+                    generation: s.generation,
                     node,
                     pos,
                 },
                 None => Slot {
                     value: None,
+                    generation: s.generation,
                     node: s.node,
                     pos: s.pos,
                 },
@@ -278,7 +280,6 @@ impl<T> QuadTree<T> {
             garbage: 0,
             slab: Slab {
                 slots,
-                generations: self.slab.generations.clone(),
                 free_head: self.slab.free_head,
                 len: self.slab.len,
                 seed: self.slab.seed,
