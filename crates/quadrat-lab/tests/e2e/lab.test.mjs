@@ -584,13 +584,23 @@ test('a tab over the session cap is told why, with its controls disabled', async
     await first.goto(capped.url);
     await first.waitForFunction(() => window.lab.connected);
     await second.goto(capped.url);
-    await second.waitForFunction(() => document.getElementById('status').dataset.state === 'closed');
+    // What the page says is read in the same poll that sees it closed: a
+    // slow machine can reach the first retry (1 s later, status
+    // 'connecting…') before separate reads would.
+    const closed = await second.waitForFunction(() => {
+      const status = document.getElementById('status');
+      return status.dataset.state === 'closed' && {
+        status: status.textContent,
+        notice: document.getElementById('notice-text').textContent,
+        retryIn: document.getElementById('retry-in').textContent,
+      };
+    });
+    const told = await closed.jsonValue();
     assert.equal(await second.evaluate(() => window.lab.connected), false);
     assert.ok(await second.isDisabled('#count'), 'the controls are disabled while disconnected');
     assert.ok(await second.isDisabled('#pause'));
-    assert.match(await second.locator('#retry-in').textContent(), /^Retrying in \d+ s\.$/);
+    assert.match(told.retryIn, /^Retrying in \d+ s\.$/);
     await second.screenshot({ path: path.join(shots, 'lab-too-many-tabs.png') });
-    const told = { status: await second.locator('#status').textContent(), notice: await second.locator('#notice-text').textContent() };
     // Retries back off: 1 s, then 2 s, then 4 s.
     await second.waitForFunction(() => window.lab.retries.length >= 3, null, { timeout: 15_000 });
     assert.deepEqual((await second.evaluate(() => window.lab.retries)).slice(0, 3), [1000, 2000, 4000]);
@@ -615,17 +625,25 @@ test('the page raised no errors', () => {
 });
 
 test('Ctrl-C stops the server cleanly', async () => {
-  const exited = new Promise((resolve) => lab.process.on('exit', (code, signal) => resolve({ code, signal })));
+  // The page records what its status says at each change: one second
+  // after the close it retries, and the status moves on.
+  await page.evaluate(() => {
+    const status = document.getElementById('status');
+    const notice = document.getElementById('notice');
+    window.statusSeen = [];
+    new MutationObserver(() => window.statusSeen.push([status.dataset.state, status.textContent, notice.textContent]))
+      .observe(status, { attributes: true, childList: true, characterData: true, subtree: true });
+  });
+  // 'close', not 'exit': 'exit' can come before the last of stdout has
+  // been read, and with it the line that says the server stopped.
+  const exited = new Promise((resolve) => lab.process.on('close', (code, signal) => resolve({ code, signal })));
   lab.process.kill('SIGINT');
   const { code } = await exited;
   assert.equal(code, 0);
   assert.match(lab.output(), /stopped/);
   // The page notices, and says why (the server's close code, 1001).
-  await page.waitForFunction(() => document.getElementById('status').dataset.state === 'closed');
-  const told = await page.evaluate(() => [
-    document.getElementById('status').textContent,
-    document.getElementById('notice').textContent,
-  ]);
-  assert.match(told[0], /server stopped/);
-  assert.match(told[1], /shutting down/);
+  const closed = await page.waitForFunction(() => window.statusSeen.find(([state]) => state === 'closed'));
+  const [, status, notice] = await closed.jsonValue();
+  assert.match(status, /server stopped/);
+  assert.match(notice, /shutting down/);
 });
