@@ -5,24 +5,44 @@ use crate::geom::{Aabb, Vec2, distance_from_gaps};
 use crate::key::Key;
 use std::collections::BinaryHeap;
 
-/// A candidate result: distance and slot index, ordered by distance, then
-/// slot index, which orders live items as their keys do (the heap's top is
-/// the worst of the best `k` so far). Keys are made only for the results.
-#[derive(Clone, Copy, PartialEq)]
-struct Found(f32, u32);
-
-impl Eq for Found {}
-
-impl PartialOrd for Found {
-    fn partial_cmp(&self, other: &Found) -> Option<core::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
+/// A distance and an index packed so that comparing two as integers orders
+/// them by distance (as `f32::total_cmp` does), then by index: the
+/// distance's bits, mapped to an unsigned integer in that order, fill the
+/// high half, the index the low half. The search keeps its best `k` as
+/// these (index = slot, so ties go by key) and sorts a node's children by
+/// them, without a comparison function that the compiler may not inline
+/// (ARCHITECTURE.md gives the measured gain).
+#[inline]
+fn pack(d: f32, index: u32) -> u64 {
+    let bits = d.to_bits();
+    let ordered = if bits >> 31 == 1 {
+        !bits
+    } else {
+        bits | 1 << 31
+    };
+    u64::from(ordered) << 32 | u64::from(index)
 }
 
-impl Ord for Found {
-    fn cmp(&self, other: &Found) -> core::cmp::Ordering {
-        self.0.total_cmp(&other.0).then(self.1.cmp(&other.1))
+/// The distance and index of a [`pack`]ed pair.
+#[inline]
+fn unpack(packed: u64) -> (f32, u32) {
+    let ordered = (packed >> 32) as u32;
+    let bits = if ordered >> 31 == 1 {
+        ordered & !(1 << 31)
+    } else {
+        !ordered
+    };
+    (f32::from_bits(bits), packed as u32)
+}
+
+/// Four values, largest first, by a sorting network of five branch-free
+/// compare-exchanges.
+#[inline]
+fn sort4_descending(mut v: [u64; 4]) -> [u64; 4] {
+    for (i, j) in [(0, 1), (2, 3), (0, 2), (1, 3), (1, 2)] {
+        (v[i], v[j]) = (v[i].max(v[j]), v[i].min(v[j]));
     }
+    v
 }
 
 impl<T> QuadTree<T> {
@@ -90,7 +110,7 @@ impl<T> QuadTree<T> {
         if k == 0 || !p.is_finite() {
             return Vec::new();
         }
-        let mut best: BinaryHeap<Found> = BinaryHeap::with_capacity(k + 1);
+        let mut best: BinaryHeap<u64> = BinaryHeap::with_capacity(k);
         // How far past the k-th best distance boxes are still searched. By
         // box distance, exactly that far. A distance of the caller's,
         // computed another way, may round a few units in the last place
@@ -100,34 +120,42 @@ impl<T> QuadTree<T> {
         } else {
             1.0
         };
-        let worst = |best: &BinaryHeap<Found>| {
-            if best.len() < k {
-                f32::INFINITY
-            } else {
-                best.peek().map_or(f32::INFINITY, |f| f.0 * reach)
-            }
-        };
+        // Boxes farther than `limit` are not searched: infinity until `k`
+        // are found, then the k-th best distance times `reach`. `beyond`
+        // is the square, in `f64`, of the next `f32` above `limit`: a box
+        // whose squared distance exceeds it is certainly farther than
+        // `limit` once rounded to `f32` (the square of an `f32` is exact in
+        // `f64`, and a correctly rounded square root is monotone), so most
+        // boxes are passed over without a square root. `beyond` is infinite
+        // while `limit` is the largest finite `f32` or more, and then
+        // nothing is passed over that way.
+        let mut limit = f32::INFINITY;
+        let mut beyond = f64::INFINITY;
         let ix = self.ix();
         let mut stack = [(0u32, 0f32); STACK];
         let mut top = 1;
         while top > 0 {
             top -= 1;
             let (n, bound) = stack[top];
-            if bound > worst(&best) {
+            if bound > limit {
                 continue;
             }
             let node = &ix.nodes[n as usize];
-            if node.len > 0 && node.tight.distance_to_point(p) <= worst(&best) {
+            if node.len > 0 && node.tight.distance_to_point(p) <= limit {
                 for e in &ix.entries[node.start as usize..(node.start + node.len) as usize] {
-                    let limit = worst(&best);
                     // Sorted by `min.x`: the rest of the run starts farther
                     // right, and a box is never nearer than its gap along
-                    // x alone, measured the same way as the distance.
+                    // x alone (the distance of gaps (g, 0) is g rounded to
+                    // `f32`: the square root of a square is exact).
                     let gap = f64::from(e.aabb.min.x) - f64::from(p.x);
-                    if distance_from_gaps(gap.max(0.0), 0.0) > limit {
+                    if (gap.max(0.0) as f32) > limit {
                         break;
                     }
-                    let bd = e.aabb.distance_to_point(p);
+                    let (dx, dy) = e.aabb.gaps_to(p);
+                    if dx * dx + dy * dy > beyond {
+                        continue;
+                    }
+                    let bd = distance_from_gaps(dx, dy);
                     if bd > limit {
                         continue;
                     }
@@ -147,28 +175,42 @@ impl<T> QuadTree<T> {
                     if d.is_nan() {
                         continue;
                     }
-                    let found = Found(d, e.owner);
+                    // Ordered by (distance, slot index), which orders live
+                    // items as their keys do; the heap's top is the worst.
+                    let found = pack(d, e.owner);
                     if best.len() < k {
                         best.push(found);
-                    } else if best.peek().is_some_and(|w| found < *w) {
-                        best.pop();
-                        best.push(found);
+                        if best.len() < k {
+                            continue;
+                        }
+                    } else {
+                        match best.peek_mut() {
+                            Some(mut worst) if found < *worst => *worst = found,
+                            _ => continue,
+                        }
                     }
+                    // The k-th best changed: so do the limits.
+                    let kth = best.peek().map_or(f32::INFINITY, |&w| unpack(w).0);
+                    limit = kth * reach;
+                    beyond = f64::from(limit.next_up()).powi(2);
                 }
             }
             if !node.is_leaf() {
-                // Push the farthest child first so the nearest is visited first.
-                let mut kids: [(u32, f32); 4] = core::array::from_fn(|q| {
-                    let c = node.children + q as u32;
-                    (
-                        c,
+                // Push the farthest child first so the nearest is visited
+                // first. Distances are never NaN, and packed they sort as
+                // numbers.
+                let kid = |c: u32| {
+                    pack(
                         ix.nodes[c as usize].subtree_bounds().distance_to_point(p),
+                        c,
                     )
-                });
-                kids.sort_unstable_by(|a, b| b.1.total_cmp(&a.1));
+                };
+                let c = node.children;
+                let kids = sort4_descending([kid(c), kid(c + 1), kid(c + 2), kid(c + 3)]);
                 for kid in kids {
-                    if kid.1 <= worst(&best) {
-                        stack[top] = kid;
+                    let (bound, c) = unpack(kid);
+                    if bound <= limit {
+                        stack[top] = (c, bound);
                         top += 1;
                     }
                 }
@@ -176,7 +218,72 @@ impl<T> QuadTree<T> {
         }
         best.into_sorted_vec()
             .into_iter()
-            .map(|f| (self.slab.key_at(f.1 as usize), f.0))
+            .map(|found| {
+                let (d, idx) = unpack(found);
+                (self.slab.key_at(idx as usize), d)
+            })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{pack, sort4_descending, unpack};
+
+    /// Every kind of `f32`, including both zeros, both infinities,
+    /// subnormals and NaNs of either sign.
+    const VALUES: [f32; 14] = [
+        f32::NEG_INFINITY,
+        -f32::MAX,
+        -1.5,
+        -f32::MIN_POSITIVE,
+        -1e-45,
+        -0.0,
+        0.0,
+        1e-45,
+        f32::MIN_POSITIVE,
+        1.0,
+        1.0000001,
+        f32::MAX,
+        f32::INFINITY,
+        f32::NAN,
+    ];
+
+    #[test]
+    fn packed_order_is_total_cmp_then_index() {
+        let mut values = VALUES.to_vec();
+        values.push(-f32::NAN);
+        for &a in &values {
+            for &b in &values {
+                for (i, j) in [(0, 0), (0, 1), (1, 0), (7, u32::MAX)] {
+                    let want = a.total_cmp(&b).then(i.cmp(&j));
+                    assert_eq!(
+                        pack(a, i).cmp(&pack(b, j)),
+                        want,
+                        "{a:?}/{i} against {b:?}/{j}"
+                    );
+                }
+            }
+            let (d, i) = unpack(pack(a, 9));
+            assert_eq!((d.to_bits(), i), (a.to_bits(), 9));
+        }
+    }
+
+    #[test]
+    fn four_sort_largest_first() {
+        // Every permutation of four values, with and without equal ones.
+        for v in [[1u64, 2, 3, 4], [5, 5, 1, 9], [0, 0, 0, 0], [9, 1, 9, 1]] {
+            let mut want = v;
+            want.sort_unstable_by(|a, b| b.cmp(a));
+            for i in 0..4 {
+                for j in (0..4).filter(|&j| j != i) {
+                    for k in (0..4).filter(|&k| k != i && k != j) {
+                        let l = 6 - i - j - k;
+                        let p = [v[i], v[j], v[k], v[l]];
+                        assert_eq!(sort4_descending(p), want, "{p:?}");
+                    }
+                }
+            }
+        }
     }
 }
