@@ -192,17 +192,21 @@ impl<T> QuadTree<T> {
                     // The k-th best changed: so do the limits.
                     let kth = best.peek().map_or(f32::INFINITY, |&w| unpack(w).0);
                     limit = kth * reach;
-                    beyond = f64::from(limit.next_up()).powi(2);
+                    let next = f64::from(limit.next_up());
+                    beyond = next * next;
                 }
             }
             if !node.is_leaf() {
                 // Push the farthest child first so the nearest is visited
-                // first. Distances are never NaN, and packed they sort as
-                // numbers.
+                // first. Distances are never NaN. Packed with the child's
+                // index inverted, children at equal distances are pushed
+                // in quadrant order, so the last quadrant is visited first:
+                // the order a stable sort by distance gave, which decides
+                // the order of calls to a `dist` of the caller's.
                 let kid = |c: u32| {
                     pack(
                         ix.nodes[c as usize].subtree_bounds().distance_to_point(p),
-                        c,
+                        !c,
                     )
                 };
                 let c = node.children;
@@ -210,7 +214,7 @@ impl<T> QuadTree<T> {
                 for kid in kids {
                     let (bound, c) = unpack(kid);
                     if bound <= limit {
-                        stack[top] = (c, bound);
+                        stack[top] = (!c, bound);
                         top += 1;
                     }
                 }
@@ -264,8 +268,10 @@ mod tests {
                     );
                 }
             }
-            let (d, i) = unpack(pack(a, 9));
-            assert_eq!((d.to_bits(), i), (a.to_bits(), 9));
+            for i in [0, 9, 1 << 31, u32::MAX] {
+                let (d, j) = unpack(pack(a, i));
+                assert_eq!((d.to_bits(), j), (a.to_bits(), i));
+            }
         }
     }
 
