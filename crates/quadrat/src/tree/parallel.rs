@@ -345,6 +345,13 @@ impl<T: Sync> QuadTree<T> {
             self.for_each_pair(|a, b| out.push(f(a, b)));
             return;
         }
+        // Room for a first buffer, made here, on the calling thread: the
+        // tasks only grow `out`, and a vector grows in the allocator arena
+        // it was made in. Made on a pool thread instead (when `out` came
+        // empty), it lived in that thread's arena, and with glibc's
+        // allocator the calling thread's next large buffers (the next
+        // build's) then came back as fresh pages each time.
+        out.reserve(BUFFER);
         let shared = Mutex::new(out);
         let flush = |found: &mut Vec<P>| {
             shared
