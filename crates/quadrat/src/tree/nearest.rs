@@ -201,7 +201,7 @@ impl<T> QuadTree<T> {
                 // first. Distances are never NaN. Packed with the child's
                 // index inverted, children at equal distances are pushed
                 // in quadrant order, so the last quadrant is visited first:
-                // the order a stable sort by distance gave, which decides
+                // the order a stable sort by distance gives, which decides
                 // the order of calls to a `dist` of the caller's.
                 let kid = |c: u32| {
                     pack(
