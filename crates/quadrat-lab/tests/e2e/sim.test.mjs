@@ -54,15 +54,17 @@ async function setControl(id, value) {
   );
 }
 
-// The tree's box tests once a new round of comparisons has come in (they
-// take turns over a few ticks): the median of a few frames' figures.
+// The tree's box tests once a new round of comparisons has come in: the
+// median of a few frames' figures. A change of settings clears them, and
+// they come back in turns over a few ticks (the tree's walk, then the
+// sweep), so a frame counts once both have.
 async function treeFigures() {
   const seen = [];
   let last = 0;
   while (seen.length < 5) {
     const h = await waitForHeader((f) => frameHeader()?.frame > f + 6, last);
     last = h.frame;
-    if (h.treeTests > 0) seen.push(h);
+    if (h.treeTests > 0 && h.sweepTests > 0) seen.push(h);
   }
   seen.sort((a, b) => a.treeTests - b.treeTests);
   return seen[2];
