@@ -472,3 +472,84 @@ fn the_snapshot_format_is_stable() {
 /// What [`the_snapshot_format_is_stable`] builds, as written before slots
 /// held their generations.
 const OLD_SNAPSHOT: &str = r#"{"world":{"min":{"x":0.0,"y":0.0},"max":{"x":8.0,"y":8.0}},"config":{"max_items":2,"max_depth":16,"key_seed":5,"par_min_items":65536},"nodes":[[[0,0,1090519040,1090519040],[3229614080,3229614080,1094713344,1094713344],1,0,0,0,4,[2139095040,2139095040,4286578688,4286578688],[0,0,1082130432,1086324736],4294967295,0,15],[[0,0,1082130432,1082130432],[3221225472,3221225472,1086324736,1086324736],5,5,0,4,3,[2139095040,2139095040,4286578688,4286578688],[0,0,1077936128,1073741824],0,1,5],[[1082130432,0,1090519040,1082130432],[1073741824,3221225472,1092616192,1086324736],4294967295,0,0,0,0,[2139095040,2139095040,4286578688,4286578688],[2139095040,2139095040,4286578688,4286578688],0,1,6],[[0,1082130432,1082130432,1090519040],[3221225472,1073741824,1086324736,1092616192],4294967295,3,0,1,0,[2139095040,2139095040,4286578688,4286578688],[2139095040,2139095040,4286578688,4286578688],0,1,9],[[1082130432,1082130432,1090519040,1090519040],[1073741824,1073741824,1092616192,1092616192],4294967295,4,1,1,1,[1082130432,1082130432,1082130432,1082130432],[2139095040,2139095040,4286578688,4286578688],0,1,10],[[0,0,1073741824,1073741824],[3212836864,3212836864,1077936128,1077936128],4294967295,9,2,4,2,[0,0,1073741824,1073741824],[2139095040,2139095040,4286578688,4286578688],1,2,5],[[1073741824,0,1082130432,1073741824],[1065353216,3212836864,1084227584,1077936128],4294967295,13,1,4,1,[1077936128,1065353216,1077936128,1065353216],[2139095040,2139095040,4286578688,4286578688],1,2,4],[[0,1073741824,1073741824,1082130432],[3212836864,1065353216,1077936128,1084227584],4294967295,0,0,0,0,[2139095040,2139095040,4286578688,4286578688],[2139095040,2139095040,4286578688,4286578688],1,2,1],[[1073741824,1073741824,1082130432,1082130432],[1065353216,1065353216,1084227584,1084227584],4294967295,0,0,0,0,[2139095040,2139095040,4286578688,4286578688],[2139095040,2139095040,4286578688,4286578688],1,2,0]],"free_blocks":[],"entries":[[[0,0,0,0],0,2522864818],[[1077936128,1065353216,1077936128,1065353216],3,2522864818],[[1065353216,1077936128,1065353216,1077936128],1,2522864818],[[1073741824,1086324736,1073741824,1086324736],2,2522864818],[[1082130432,1082130432,1082130432,1082130432],4,2522864818],[[0,0,0,0],0,2522864818],[[1065353216,1065353216,1073741824,1073741824],2,2522864819],[[1077936128,1065353216,1077936128,1065353216],3,2522864818],[[0,0,0,0],4294967295,1],[[0,0,0,0],0,2522864818],[[1065353216,1065353216,1073741824,1073741824],2,2522864819],[[0,0,0,0],4294967295,1],[[0,0,0,0],4294967295,1],[[1077936128,1065353216,1077936128,1065353216],3,2522864818],[[0,0,0,0],4294967295,1],[[0,0,0,0],4294967295,1],[[0,0,0,0],4294967295,1]],"garbage":3,"slab":{"slots":[{"value":0,"node":5,"pos":9},{"value":null,"node":4294967295,"pos":2},{"value":9,"node":5,"pos":10},{"value":3,"node":6,"pos":13},{"value":4,"node":4,"pos":4}],"generations":[2522864818,2522864819,2522864819,2522864818,2522864818],"free_head":1,"len":4,"seed":2522864818}}"#;
+
+/// A tree whose one-by-one inserts still wait to be placed writes the tree
+/// its index makes: the same snapshot, byte for byte, as the same calls
+/// give once a question has placed the items and a change has moved the
+/// index into the tree, whether or not a question came first. The copy
+/// restores as a placed tree that goes on as the original does.
+#[test]
+fn a_deferred_tree_writes_the_placed_form() {
+    for (n, max_items) in [(1usize, 1usize), (7, 2), (40, 3), (300, 8), (2_000, 32)] {
+        let world = Aabb::new([-50.0, -50.0], [50.0, 50.0]);
+        let config = Config {
+            max_items,
+            key_seed: n as u32,
+            ..Config::default()
+        };
+        let mut rng = Rng::new(n as u64);
+        let boxes: Vec<Aabb> = (0..n)
+            .map(|i| {
+                // A few far outside the world, a pile on one point, the rest spread.
+                let c = match i % 11 {
+                    0 => [400.0, -300.0],
+                    1 | 2 => [3.0, 3.0],
+                    _ => [rng.range(-60.0, 60.0), rng.range(-60.0, 60.0)],
+                };
+                let h = rng.range(0.0, 4.0);
+                Aabb::new([c[0] - h, c[1] - h], [c[0] + h, c[1] + h])
+            })
+            .collect();
+        let fill = || {
+            let mut t = QuadTree::with_config(world, config);
+            let keys: Vec<Key> = boxes
+                .iter()
+                .zip(0u32..)
+                .map(|(b, v)| t.insert(*b, v))
+                .collect();
+            (t, keys)
+        };
+        let (deferred, keys) = fill();
+        let (asked, _) = fill();
+        let _ = asked.query(world).count();
+        let (mut placed, _) = fill();
+        let _ = placed.pairs();
+        // A change that moves nothing: the index is taken into the tree.
+        assert!(placed.update(keys[0], boxes[0]));
+        placed.validate().unwrap();
+        let json = serde_json::to_string(&placed).unwrap();
+        assert_eq!(
+            serde_json::to_string(&deferred).unwrap(),
+            json,
+            "n = {n}: deferred"
+        );
+        assert_eq!(
+            serde_json::to_string(&asked).unwrap(),
+            json,
+            "n = {n}: asked"
+        );
+        let mut copy = restore(&deferred);
+        copy.validate().unwrap();
+        let mut original = deferred;
+        assert_eq!(copy.pairs(), original.pairs(), "n = {n}");
+        for (i, b) in boxes.iter().enumerate().take(5) {
+            let moved = b.translate([1.5, -0.5]);
+            assert_eq!(copy.update(keys[i], moved), original.update(keys[i], moved));
+            assert_eq!(
+                copy.remove(keys[(i + 1) % n]),
+                original.remove(keys[(i + 1) % n])
+            );
+            assert_eq!(
+                copy.insert(*b, 1_000 + i as u32),
+                original.insert(*b, 1_000 + i as u32)
+            );
+        }
+        copy.validate().unwrap();
+        assert_eq!(copy.pairs(), original.pairs(), "n = {n}");
+        assert_eq!(
+            serde_json::to_string(&copy).unwrap(),
+            serde_json::to_string(&original).unwrap(),
+            "n = {n}: after more changes"
+        );
+    }
+}
