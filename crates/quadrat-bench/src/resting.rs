@@ -398,13 +398,13 @@ pub(super) struct Point {
 
 fn play(runner: Runner, level: &mut Level, warmup: usize, frames: usize) -> (f64, Vec<Found>) {
     enum State {
-        World(World),
-        Ours(QuadratSplit),
+        World(Box<World>),
+        Ours(Box<QuadratSplit>),
         Peer(PeerSplit),
     }
     let mut state = match runner {
-        Runner::World => State::World(World::new(level)),
-        Runner::Split(Implementation::Quadrat) => State::Ours(QuadratSplit::new(level)),
+        Runner::World => State::World(Box::new(World::new(level))),
+        Runner::Split(Implementation::Quadrat) => State::Ours(Box::new(QuadratSplit::new(level))),
         Runner::Split(i) => State::Peer(PeerSplit::new(i, level)),
     };
     let mut found = Vec::new();

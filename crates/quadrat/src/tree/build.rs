@@ -1,6 +1,6 @@
 //! Bulk building: many items at once, and rebuilding in place.
 
-use super::{Entry, Node, QuadTree};
+use super::{Entry, Geo, Node, QuadTree};
 use crate::error::Error;
 use crate::geom::Aabb;
 use crate::key::Key;
@@ -319,6 +319,7 @@ impl<T> QuadTree<T> {
         self.nodes = build_nodes(
             &mut self.entries,
             nodes,
+            &mut self.geo,
             scratch,
             self.world,
             limits,
@@ -357,11 +358,12 @@ pub(crate) struct Scratch<'a> {
 
 /// Builds a tree's nodes afresh over all of `entries` (which it reorders
 /// into runs, in depth-first order), reusing the allocation of `nodes`:
-/// the partition, then the `below` boxes bottom-up. Slots are left to the
-/// caller.
+/// the partition, then the `below` boxes bottom-up, and the nodes'
+/// geometry into `geo`. Slots are left to the caller.
 pub(crate) fn build_nodes(
     entries: &mut [Entry],
     mut nodes: Vec<Node>,
+    geo: &mut Vec<Geo>,
     scratch: Scratch<'_>,
     world: Aabb,
     limits: Limits,
@@ -375,17 +377,20 @@ pub(crate) fn build_nodes(
         cats: scratch.cats,
         base: 0,
     };
-    let root = Node::root(world);
+    let root = Geo::root(world);
     #[cfg(feature = "parallel")]
     if parallel {
-        nodes = par_build_subtree(part, root, PAR_LEVELS, limits);
+        nodes = par_build_subtree(part, Node::root(), root, PAR_LEVELS, limits);
         super::runs::refit_below(&mut nodes, scratch.order);
+        super::node::fill_geometry(&nodes, world, geo);
         return nodes;
     }
     let _ = parallel;
     nodes.clear();
-    nodes.push(root);
-    build_subtree(&mut part, &mut nodes, 0, 0, len, limits);
+    nodes.push(Node::root());
+    geo.clear();
+    geo.push(root);
+    build_subtree(&mut part, &mut nodes, geo, 0, 0, len, limits);
     super::runs::refit_below(&mut nodes, scratch.order);
     nodes
 }
@@ -411,12 +416,19 @@ enum Split {
 /// when no more than `max_items` of its entries would move into a child (or
 /// at `max_depth`), else an internal node, partitioning the range in place
 /// (American flag sort) by where each entry goes.
-fn partition(part: &mut Part<'_>, node: &Node, lo: usize, hi: usize, limits: Limits) -> Split {
+fn partition(
+    part: &mut Part<'_>,
+    node: &Node,
+    geo: &Geo,
+    lo: usize,
+    hi: usize,
+    limits: Limits,
+) -> Split {
     if node.depth >= limits.max_depth {
         return Split::Leaf(0);
     }
-    let mid = node.cell.center();
-    let kids = node.children_loose();
+    let mid = geo.cell.center();
+    let kids = geo.children_loose();
     // One pass computes every entry's destination and remembers it. The
     // counts live in one register, 12 bits per category, emptied into
     // `counts` every `BATCH` entries: consecutive entries mostly share a
@@ -494,38 +506,38 @@ fn finish(part: &mut Part<'_>, node: &mut Node, lo: usize, len: usize, load: u32
 
 /// Appends the four children of `nodes[n]`, returning the first's index.
 fn push_children(nodes: &mut Vec<Node>, n: u32) -> u32 {
-    let parent = &nodes[n as usize];
-    let kids: [Node; 4] = core::array::from_fn(|q| {
-        let (cell, loose) = parent.child_geometry(q);
-        let mut kid = Node::new(cell, loose, parent.depth + 1, parent.child_edges(q));
-        kid.parent = n;
-        kid
-    });
+    let kid = Node {
+        parent: n,
+        ..Node::new(nodes[n as usize].depth + 1)
+    };
     let first = nodes.len();
     assert!(first + 4 < super::NONE as usize, "quadrat: too many nodes");
-    nodes.extend(kids);
+    nodes.extend([kid.clone(), kid.clone(), kid.clone(), kid]);
     nodes[n as usize].children = first as u32;
     first as u32
 }
 
 /// Builds the subtree of `nodes[n]` over the part's range `lo..hi`,
-/// appending its descendants to `nodes`. Recursion depth is bounded by
-/// `max_depth`.
+/// appending its descendants to `nodes` and their geometry to `geo` (which
+/// is as long as `nodes`). Recursion depth is bounded by `max_depth`.
 fn build_subtree(
     part: &mut Part<'_>,
     nodes: &mut Vec<Node>,
+    geo: &mut Vec<Geo>,
     n: u32,
     lo: usize,
     hi: usize,
     limits: Limits,
 ) {
-    match partition(part, &nodes[n as usize], lo, hi, limits) {
+    let g = geo[n as usize];
+    match partition(part, &nodes[n as usize], &g, lo, hi, limits) {
         Split::Leaf(load) => finish(part, &mut nodes[n as usize], lo, hi - lo, load),
         Split::Inner(load, begin, end) => {
             finish(part, &mut nodes[n as usize], lo, end[STAYS] - lo, load);
             let first = push_children(nodes, n);
+            geo.extend((0..4).map(|q| g.child(q)));
             for q in 0..4 {
-                build_subtree(part, nodes, first + q as u32, begin[q], end[q], limits);
+                build_subtree(part, nodes, geo, first + q as u32, begin[q], end[q], limits);
             }
         }
     }
@@ -544,14 +556,22 @@ const PAR_MIN: usize = 4096;
 /// children as rayon tasks for `levels` more levels. Returns the subtree's
 /// nodes, `root` first, laid out as `build_subtree` lays them out.
 #[cfg(feature = "parallel")]
-fn par_build_subtree(mut part: Part<'_>, root: Node, levels: u8, limits: Limits) -> Vec<Node> {
+fn par_build_subtree(
+    mut part: Part<'_>,
+    root: Node,
+    geo: Geo,
+    levels: u8,
+    limits: Limits,
+) -> Vec<Node> {
     let mut nodes = vec![root];
     let len = part.entries.len();
     if levels == 0 || len < PAR_MIN {
-        build_subtree(&mut part, &mut nodes, 0, 0, len, limits);
+        // The geometry is filled in once the whole tree is spliced.
+        let mut scratch = vec![geo];
+        build_subtree(&mut part, &mut nodes, &mut scratch, 0, 0, len, limits);
         return nodes;
     }
-    let (load, begin, end) = match partition(&mut part, &nodes[0], 0, len, limits) {
+    let (load, begin, end) = match partition(&mut part, &nodes[0], &geo, 0, len, limits) {
         Split::Leaf(load) => {
             finish(&mut part, &mut nodes[0], 0, len, load);
             return nodes;
@@ -580,11 +600,13 @@ fn par_build_subtree(mut part: Part<'_>, root: Node, levels: u8, limits: Limits)
         entries = rest_e;
         cats = rest_c;
     }
-    let kids: Vec<Node> = nodes[first as usize..first as usize + 4].to_vec();
+    let kids: Vec<(Node, Geo)> = (0..4)
+        .map(|q| (nodes[first as usize + q].clone(), geo.child(q)))
+        .collect();
     let mut jobs = parts.into_iter().zip(kids);
     let mut job = || {
-        let (p, k) = jobs.next().expect("four quadrants");
-        move || par_build_subtree(p, k, levels - 1, limits)
+        let (p, (k, g)) = jobs.next().expect("four quadrants");
+        move || par_build_subtree(p, k, g, levels - 1, limits)
     };
     let (j0, j1, j2, j3) = (job(), job(), job(), job());
     let ((s0, s1), (s2, s3)) = rayon::join(|| rayon::join(j0, j1), || rayon::join(j2, j3));

@@ -88,8 +88,7 @@ impl<T> QuadTree<T> {
     /// `QuadTree::undefer`).
     fn insert_deferred(&mut self, aabb: Aabb, value: T) -> Key {
         if !self.deferred {
-            self.nodes.truncate(1);
-            self.nodes[0] = super::Node::root(self.world);
+            self.reset_nodes();
             self.free_blocks.clear();
             self.entries.clear();
             self.garbage = 0;
@@ -117,8 +116,8 @@ impl<T> QuadTree<T> {
             if node.is_leaf() {
                 break;
             }
-            let child = node.children + quadrant(&node.cell, c) as u32;
-            if !self.nodes[child as usize].loose.contains(&b) {
+            let child = node.children + quadrant(&self.geo[n as usize].cell, c) as u32;
+            if !self.geo[child as usize].loose.contains(&b) {
                 break;
             }
             let node = &mut self.nodes[n as usize];
@@ -154,13 +153,17 @@ impl<T> QuadTree<T> {
         // The load of `n` (items that fit a child) becomes its count of
         // items below.
         let node = &self.nodes[n as usize];
-        let (cell, start, len) = (node.cell, node.start as usize, node.len as usize);
+        let (cell, start, len) = (
+            self.geo[n as usize].cell,
+            node.start as usize,
+            node.len as usize,
+        );
         let mut kept = start;
         let mut below = super::EMPTY;
         for p in start..start + len {
             let e = self.entries[p];
             let child = first + quadrant(&cell, e.aabb.center()) as u32;
-            if self.nodes[child as usize].loose.contains(&e.aabb) {
+            if self.geo[child as usize].loose.contains(&e.aabb) {
                 below = below.union(&e.aabb);
                 if self.leaf_wants_deeper(child, &e.aabb) {
                     self.nodes[child as usize].load += 1;

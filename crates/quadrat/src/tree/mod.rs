@@ -28,7 +28,7 @@ mod snapshot;
 mod update;
 mod validate;
 
-pub(crate) use node::{Entry, Node, NodeStack, quadrant};
+pub(crate) use node::{Entry, Geo, Node, NodeStack, quadrant};
 pub(crate) use pairs::NodeFilter;
 pub use pairs::PairStats;
 pub use query::{Query, Region};
@@ -287,6 +287,8 @@ pub struct QuadTree<T> {
     pub(crate) max_items: u32,
     /// All nodes; index 0 is the root; children come in blocks of four.
     pub(crate) nodes: Vec<Node>,
+    /// Each node's geometry, at the node's index (as long as `nodes`).
+    pub(crate) geo: Vec<Geo>,
     /// First indices of blocks of four nodes that are free for reuse.
     pub(crate) free_blocks: Vec<u32>,
     /// Every item's box and slab slot, grouped into one run per node; each
@@ -342,6 +344,7 @@ impl Clone for Spare {
 #[derive(Debug, Default)]
 pub(crate) struct Lazy {
     pub(crate) nodes: Vec<Node>,
+    pub(crate) geo: Vec<Geo>,
     pub(crate) entries: Vec<Entry>,
     /// The build's scratch, kept with it for the next build: category
     /// bytes, breadth-first node order, Morton keys and the radix sort's
@@ -357,6 +360,7 @@ impl Clone for Lazy {
     fn clone(&self) -> Lazy {
         Lazy {
             nodes: self.nodes.clone(),
+            geo: self.geo.clone(),
             entries: self.entries.clone(),
             ..Lazy::default()
         }
@@ -368,6 +372,7 @@ impl Clone for Lazy {
 #[derive(Clone, Copy)]
 pub(crate) struct Ix<'a> {
     pub(crate) nodes: &'a [Node],
+    pub(crate) geo: &'a [Geo],
     pub(crate) entries: &'a [Entry],
 }
 
@@ -443,7 +448,8 @@ impl<T> QuadTree<T> {
             world,
             config,
             max_items: config.max_items as u32,
-            nodes: vec![Node::root(world)],
+            nodes: vec![Node::root()],
+            geo: vec![Geo::root(world)],
             free_blocks: Vec::new(),
             entries: Vec::new(),
             garbage: 0,
@@ -493,11 +499,13 @@ impl<T> QuadTree<T> {
             };
             Ix {
                 nodes: &lazy.nodes,
+                geo: &lazy.geo,
                 entries: &lazy.entries,
             }
         } else {
             Ix {
                 nodes: &self.nodes,
+                geo: &self.geo,
                 entries: &self.entries,
             }
         }
@@ -549,7 +557,15 @@ impl<T> QuadTree<T> {
             order: &mut l.order,
         };
         let nodes = core::mem::take(&mut l.nodes);
-        l.nodes = build::build_nodes(&mut l.entries, nodes, scratch, self.world, limits, parallel);
+        l.nodes = build::build_nodes(
+            &mut l.entries,
+            nodes,
+            &mut l.geo,
+            scratch,
+            self.world,
+            limits,
+            parallel,
+        );
         l
     }
 
@@ -576,6 +592,7 @@ impl<T> QuadTree<T> {
         match self.lazy.take() {
             Some(mut lazy) => {
                 core::mem::swap(&mut self.nodes, &mut lazy.nodes);
+                core::mem::swap(&mut self.geo, &mut lazy.geo);
                 core::mem::swap(&mut self.entries, &mut lazy.entries);
                 core::mem::swap(&mut self.cats, &mut lazy.cats);
                 core::mem::swap(&mut self.order, &mut lazy.order);
@@ -594,6 +611,14 @@ impl<T> QuadTree<T> {
                 self.build_all(parallel);
             }
         }
+    }
+
+    /// Makes the nodes one empty root.
+    pub(crate) fn reset_nodes(&mut self) {
+        self.nodes.truncate(1);
+        self.nodes[0] = Node::root();
+        self.geo.truncate(1);
+        self.geo[0] = Geo::root(self.world);
     }
 
     /// Forgets that the tree is deferred, for a caller that empties it.
@@ -787,8 +812,7 @@ impl<T> QuadTree<T> {
     pub fn clear(&mut self) {
         self.recycles = true;
         self.drop_deferred();
-        self.nodes.truncate(1);
-        self.nodes[0] = Node::root(self.world);
+        self.reset_nodes();
         self.free_blocks.clear();
         self.entries.clear();
         self.garbage = 0;
@@ -827,15 +851,15 @@ impl<T> QuadTree<T> {
         let mut stack = NodeStack::with_root();
         core::iter::from_fn(move || {
             let n = stack.pop()?;
-            let node = &ix.nodes[n as usize];
+            let (node, geo) = (&ix.nodes[n as usize], &ix.geo[n as usize]);
             if !node.is_leaf() {
                 for q in (0..4).rev() {
                     stack.push(node.children + q);
                 }
             }
             Some(NodeView {
-                bounds: node.cell,
-                loose: node.loose,
+                bounds: geo.cell,
+                loose: geo.loose,
                 depth: node.depth,
                 items: node.len as usize,
                 is_leaf: node.is_leaf(),

@@ -157,7 +157,7 @@ impl<T: Sync> QuadTree<T> {
         // Once the movers found so far make a rebuild certain (see
         // `rebuilds`), every later box is kept as if it stayed, with no
         // placement test: the rebuild places everything.
-        let (slab, entries, nodes) = (&self.slab, &self.entries, &self.nodes);
+        let (slab, entries, nodes, geo) = (&self.slab, &self.entries, &self.nodes, &self.geo);
         let len = self.len();
         let moved = AtomicUsize::new(0);
         let (movers, refused): Found = fresh
@@ -185,7 +185,7 @@ impl<T: Sync> QuadTree<T> {
                     let n = slot.node;
                     if rebuild {
                         *o = b;
-                    } else if super::update::stays_in(nodes, n, &b) {
+                    } else if super::update::stays_in(nodes, geo, n, &b) {
                         *o = b;
                         dirty[n as usize / 64].fetch_or(1 << (n % 64), Relaxed);
                     } else {

@@ -49,7 +49,7 @@ impl<T> QuadTree<T> {
             if collapse_at.is_none() && node.load <= self.max_items {
                 collapse_at = Some(n);
             }
-            n = node.children + quadrant(&node.cell, c) as u32;
+            n = node.children + quadrant(&self.geo[n as usize].cell, c) as u32;
         }
         if self.nodes[n as usize].is_leaf() && self.leaf_wants_deeper(n, &b) {
             self.nodes[n as usize].load -= 1;

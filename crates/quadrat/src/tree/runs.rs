@@ -3,7 +3,7 @@
 //! entries, reserving and releasing runs, compaction, and allocating and
 //! freeing blocks of four children.
 
-use super::{EMPTY, Entry, NONE, Node, NodeStack, QuadTree, quadrant};
+use super::{EMPTY, Entry, Geo, NONE, Node, NodeStack, QuadTree, quadrant};
 use crate::geom::Aabb;
 
 impl<T> QuadTree<T> {
@@ -17,8 +17,8 @@ impl<T> QuadTree<T> {
             if node.is_leaf() {
                 return n;
             }
-            let child = node.children + quadrant(&node.cell, c) as u32;
-            if !self.nodes[child as usize].loose.contains(b) {
+            let child = node.children + quadrant(&self.geo[n as usize].cell, c) as u32;
+            if !self.geo[child as usize].loose.contains(b) {
                 return n;
             }
             n = child;
@@ -29,11 +29,11 @@ impl<T> QuadTree<T> {
     /// child if `n` split (and so counts towards its load).
     #[inline]
     pub(crate) fn leaf_wants_deeper(&self, n: u32, b: &Aabb) -> bool {
-        let node = &self.nodes[n as usize];
-        if node.depth >= self.config.max_depth {
+        if self.nodes[n as usize].depth >= self.config.max_depth {
             return false;
         }
-        let (_, loose) = node.child_geometry(quadrant(&node.cell, b.center()));
+        let geo = &self.geo[n as usize];
+        let (_, loose) = geo.child_geometry(quadrant(&geo.cell, b.center()));
         loose.contains(b)
     }
 
@@ -262,24 +262,27 @@ impl<T> QuadTree<T> {
     /// Takes a block of four nodes (from the free list or the end of the
     /// array) and makes it the children of `n`.
     pub(crate) fn alloc_children(&mut self, n: u32) -> u32 {
-        let parent = &self.nodes[n as usize];
-        let kids: [Node; 4] = core::array::from_fn(|q| {
-            let (cell, loose) = parent.child_geometry(q);
-            let mut kid = Node::new(cell, loose, parent.depth + 1, parent.child_edges(q));
-            kid.parent = n;
-            kid
-        });
+        let depth = self.nodes[n as usize].depth + 1;
+        let kid = Node {
+            parent: n,
+            ..Node::new(depth)
+        };
+        let parent = self.geo[n as usize];
+        let geos: [Geo; 4] = core::array::from_fn(|q| parent.child(q));
         let first = match self.free_blocks.pop() {
             Some(first) => {
-                for (q, kid) in kids.into_iter().enumerate() {
-                    self.nodes[first as usize + q] = kid;
+                for (q, g) in geos.into_iter().enumerate() {
+                    self.nodes[first as usize + q] = kid.clone();
+                    self.geo[first as usize + q] = g;
                 }
                 first
             }
             None => {
                 let first = self.nodes.len();
                 assert!(first + 4 < NONE as usize, "quadrat: too many nodes");
-                self.nodes.extend(kids);
+                self.nodes
+                    .extend([kid.clone(), kid.clone(), kid.clone(), kid]);
+                self.geo.extend(geos);
                 first as u32
             }
         };

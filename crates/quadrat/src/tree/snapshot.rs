@@ -10,7 +10,7 @@ use serde::de::Error as _;
 use serde::ser::SerializeStruct;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::{Config, Entry, NONE, Node, QuadTree};
+use super::{Config, Entry, Geo, NONE, Node, QuadTree};
 use crate::geom::{Aabb, Vec2};
 use crate::key::{Slab, Slot};
 use core::num::NonZeroU32;
@@ -37,32 +37,42 @@ fn from_bits(b: Bits) -> Aabb {
 /// below, parent, depth, edges.
 type NodeTuple = (Bits, Bits, u32, u32, u32, u32, u32, Bits, Bits, u32, u8, u8);
 
-impl Serialize for Node {
+/// The nodes with their geometry, written as one sequence of
+/// [`NodeTuple`]s.
+struct NodesOut<'a> {
+    nodes: &'a [Node],
+    geo: &'a [Geo],
+}
+
+impl Serialize for NodesOut<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let t: NodeTuple = (
-            bits(&self.cell),
-            bits(&self.loose),
-            self.children,
-            self.start,
-            self.len,
-            self.cap,
-            self.load,
-            bits(&self.tight),
-            bits(&self.below),
-            self.parent,
-            self.depth,
-            self.edges,
-        );
-        t.serialize(s)
+        s.collect_seq(self.nodes.iter().zip(self.geo).map(|(n, g)| {
+            let t: NodeTuple = (
+                bits(&g.cell),
+                bits(&g.loose),
+                n.children,
+                n.start,
+                n.len,
+                n.cap,
+                n.load,
+                bits(&n.tight),
+                bits(&n.below),
+                n.parent,
+                n.depth,
+                g.edges,
+            );
+            t
+        }))
     }
 }
 
-impl<'de> Deserialize<'de> for Node {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Node, D::Error> {
+/// A node with its geometry, as read.
+struct RawNode(Node, Geo);
+
+impl<'de> Deserialize<'de> for RawNode {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<RawNode, D::Error> {
         let t = NodeTuple::deserialize(d)?;
-        Ok(Node {
-            cell: from_bits(t.0),
-            loose: from_bits(t.1),
+        let node = Node {
             children: t.2,
             start: t.3,
             len: t.4,
@@ -72,8 +82,13 @@ impl<'de> Deserialize<'de> for Node {
             below: from_bits(t.8),
             parent: t.9,
             depth: t.10,
+        };
+        let geo = Geo {
+            cell: from_bits(t.0),
+            loose: from_bits(t.1),
             edges: t.11,
-        })
+        };
+        Ok(RawNode(node, geo))
     }
 }
 
@@ -107,7 +122,13 @@ impl<T: Serialize> Serialize for QuadTree<T> {
         if self.deferred {
             let ix = self.ix();
             let at = ix.places(self.slab.slots.len());
-            st.serialize_field("nodes", ix.nodes)?;
+            st.serialize_field(
+                "nodes",
+                &NodesOut {
+                    nodes: ix.nodes,
+                    geo: ix.geo,
+                },
+            )?;
             st.serialize_field("free_blocks", &[0u32; 0])?;
             st.serialize_field("entries", ix.entries)?;
             st.serialize_field("garbage", &0usize)?;
@@ -119,7 +140,13 @@ impl<T: Serialize> Serialize for QuadTree<T> {
                 },
             )?;
         } else {
-            st.serialize_field("nodes", &self.nodes)?;
+            st.serialize_field(
+                "nodes",
+                &NodesOut {
+                    nodes: &self.nodes,
+                    geo: &self.geo,
+                },
+            )?;
             st.serialize_field("free_blocks", &self.free_blocks)?;
             st.serialize_field("entries", &self.entries)?;
             st.serialize_field("garbage", &self.garbage)?;
@@ -254,7 +281,7 @@ impl<T> RawSlab<T> {
 struct Raw<T> {
     world: Aabb,
     config: Config,
-    nodes: Vec<Node>,
+    nodes: Vec<RawNode>,
     free_blocks: Vec<u32>,
     entries: Vec<Entry>,
     garbage: usize,
@@ -285,22 +312,24 @@ impl<T> QuadTree<T> {
         // The numbers `validate` indexes and adds with, checked first so
         // that it can trust them.
         let (nodes, entries) = (raw.nodes.len() as u64, raw.entries.len() as u64);
-        let Some(root) = raw.nodes.first() else {
+        let Some(RawNode(root, root_geo)) = raw.nodes.first() else {
             return Err(err("no root node"));
         };
-        let fresh = Node::root(raw.world);
-        if bits(&root.cell) != bits(&fresh.cell)
-            || bits(&root.loose) != bits(&fresh.loose)
+        let fresh = Geo::root(raw.world);
+        if bits(&root_geo.cell) != bits(&fresh.cell)
+            || bits(&root_geo.loose) != bits(&fresh.loose)
             || root.depth != 0
-            || root.edges != fresh.edges
+            || root_geo.edges != fresh.edges
             || root.parent != NONE
         {
             return Err(err("the root does not match the world"));
         }
+        let (raw_nodes, geo): (Vec<Node>, Vec<Geo>) =
+            raw.nodes.into_iter().map(|RawNode(n, g)| (n, g)).unzip();
         if nodes >= u64::from(NONE) || entries >= u64::from(NONE) {
             return Err(err("too many nodes or entries"));
         }
-        for (i, n) in raw.nodes.iter().enumerate() {
+        for (i, n) in raw_nodes.iter().enumerate() {
             if n.depth == u8::MAX {
                 continue;
             }
@@ -328,7 +357,8 @@ impl<T> QuadTree<T> {
             world: raw.world,
             config: raw.config,
             max_items: raw.config.max_items as u32,
-            nodes: raw.nodes,
+            nodes: raw_nodes,
+            geo,
             free_blocks: raw.free_blocks,
             entries: raw.entries,
             garbage: raw.garbage,

@@ -1,6 +1,6 @@
 //! Moving and resizing items.
 
-use super::{Node, QuadTree, quadrant};
+use super::{Geo, Node, QuadTree, quadrant};
 use crate::error::Error;
 use crate::geom::Aabb;
 use crate::key::Key;
@@ -308,22 +308,22 @@ impl<T> QuadTree<T> {
     /// `n`, `n`'s loose bounds (and so all its ancestors') contain it, and it
     /// does not fit the child of `n` it would descend into.
     fn stays_in(&self, n: u32, b: &Aabb) -> bool {
-        stays_in(&self.nodes, n, b)
+        stays_in(&self.nodes, &self.geo, n, b)
     }
 }
 
 /// `true` when `b` would be stored in node `n` of `nodes` (see
 /// `QuadTree::stays_in`).
 #[inline]
-pub(crate) fn stays_in(nodes: &[Node], n: u32, b: &Aabb) -> bool {
-    let node = &nodes[n as usize];
+pub(crate) fn stays_in(nodes: &[Node], geo: &[Geo], n: u32, b: &Aabb) -> bool {
+    let (node, g) = (&nodes[n as usize], &geo[n as usize]);
     let c = b.center();
-    if n != 0 && !(node.reaches(c) && node.loose.contains(b)) {
+    if n != 0 && !(g.reaches(c) && g.loose.contains(b)) {
         return false;
     }
     node.is_leaf() || {
-        let child = node.children + quadrant(&node.cell, c) as u32;
-        !nodes[child as usize].loose.contains(b)
+        let child = node.children + quadrant(&g.cell, c) as u32;
+        !geo[child as usize].loose.contains(b)
     }
 }
 

@@ -32,6 +32,16 @@ impl<T> QuadTree<T> {
             return self.validate_deferred();
         }
         let fail = |what: String| Err(format!("quadrat: broken invariant: {what}"));
+        if self.geo.len() != self.nodes.len() {
+            return fail(format!(
+                "{} nodes but geometry for {}",
+                self.nodes.len(),
+                self.geo.len()
+            ));
+        }
+        if self.geo.first() != Some(&super::Geo::root(self.world)) {
+            return fail("the root's geometry is not the world's".to_string());
+        }
         let mut seen_items = 0usize;
         let mut reserved = 0usize;
         let mut reachable = vec![false; self.nodes.len()];
@@ -41,7 +51,7 @@ impl<T> QuadTree<T> {
         let mut below = vec![0u32; self.nodes.len()];
         let mut order = Vec::new();
         while let Some(n) = stack.pop() {
-            let node = &self.nodes[n as usize];
+            let (node, geo) = (&self.nodes[n as usize], &self.geo[n as usize]);
             if reachable[n as usize] {
                 return fail(format!("node {n} reached twice"));
             }
@@ -70,17 +80,18 @@ impl<T> QuadTree<T> {
                 }
                 for q in 0..4 {
                     let c = &self.nodes[(first + q) as usize];
-                    let (cell, loose) = node.child_geometry(q as usize);
+                    let g = &self.geo[(first + q) as usize];
                     if c.parent != n {
                         return fail(format!("child {q} of node {n} has parent {}", c.parent));
                     }
                     if !node.below.contains(&c.subtree_bounds()) {
                         return fail(format!("below bounds of node {n} miss child {q}"));
                     }
-                    if c.cell != cell || c.loose != loose {
+                    let (cell, loose) = geo.child_geometry(q as usize);
+                    if g.cell != cell || g.loose != loose {
                         return fail(format!("child {q} of node {n} has wrong geometry"));
                     }
-                    if c.depth != node.depth + 1 || c.edges != node.child_edges(q as usize) {
+                    if c.depth != node.depth + 1 || g.edges != geo.child_edges(q as usize) {
                         return fail(format!("child {q} of node {n} has wrong depth or edges"));
                     }
                     stack.push(first + q);
@@ -124,7 +135,7 @@ impl<T> QuadTree<T> {
                 while m != n {
                     below[m as usize] += 1;
                     let mm = &self.nodes[m as usize];
-                    m = mm.children + quadrant(&mm.cell, c) as u32;
+                    m = mm.children + quadrant(&self.geo[m as usize].cell, c) as u32;
                 }
             }
         }
@@ -247,6 +258,7 @@ impl<T> QuadTree<T> {
         // items, with each slot pointing into the index.
         let at = super::Ix {
             nodes: &lazy.nodes,
+            geo: &lazy.geo,
             entries: &lazy.entries,
         }
         .places(self.slab.slots.len());
@@ -275,6 +287,7 @@ impl<T> QuadTree<T> {
             config: self.config,
             max_items: self.max_items,
             nodes: lazy.nodes.clone(),
+            geo: lazy.geo.clone(),
             free_blocks: Vec::new(),
             entries: lazy.entries.clone(),
             garbage: 0,
