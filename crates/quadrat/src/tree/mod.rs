@@ -2,8 +2,9 @@
 //!
 //! This file is the API: the data layout, construction and the small
 //! accessors. The rest, one concern per file:
-//! - [`node`](node.rs): node geometry (cells, loose bounds, quadrants,
-//!   border edges) and the records every operation shares;
+//! - [`node`](node.rs): the node, and its geometry kept apart (cells,
+//!   loose bounds, quadrants, border edges), and the records every
+//!   operation shares;
 //! - [`runs`](runs.rs): the run engine (each node's items as a sorted run
 //!   of the entry array), compaction, child blocks;
 //! - [`insert`](insert.rs), [`build`](build.rs), [`remove`](remove.rs),

@@ -11,7 +11,8 @@ use crate::key::Key;
 /// contiguous run `start .. start + len` of the entry array. Its geometry
 /// is kept apart, in [`QuadTree::geo`] at the same index: what queries,
 /// ray casts, `nearest` and the pair walk read of a node fits in 60 bytes
-/// this way, and a block of four children in four cache lines.
+/// this way, and a block of four children in about five cache lines
+/// instead of seven.
 #[derive(Clone, Debug)]
 pub(crate) struct Node {
     /// Index of the first of four children, or [`NONE`] for a leaf.
@@ -44,8 +45,8 @@ pub(crate) struct Node {
 /// Where a node lies: its cell, its loose bounds and which of its sides lie
 /// on the world's border. A pure function of the node's path from the
 /// root ([`Geo::root`], then [`Geo::child`] at each step), kept in
-/// [`QuadTree::geo`] beside the nodes: placement reads it, questions do
-/// not.
+/// [`QuadTree::geo`] beside the nodes: placement reads it, the queries,
+/// ray casts, `nearest` and the pair walks do not.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Geo {
     /// The quadrant of space the node covers.
@@ -186,8 +187,9 @@ impl Geo {
     }
 }
 
-/// Fills `geo` with the geometry of every node of `nodes` reachable from
-/// the root, top down (nodes in free blocks keep a copy of the root's).
+/// Fills `geo` with the geometry of every node of `nodes`, top down from
+/// the root, for a tree the parallel build has just spliced together
+/// (which has no free blocks).
 #[cfg(feature = "parallel")]
 pub(crate) fn fill_geometry(nodes: &[Node], world: Aabb, geo: &mut Vec<Geo>) {
     let root = Geo::root(world);

@@ -7,7 +7,7 @@
 //! which formats such as JSON cannot write as numbers.
 
 use serde::de::Error as _;
-use serde::ser::SerializeStruct;
+use serde::ser::{Error as _, SerializeStruct};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::{Config, Entry, Geo, NONE, Node, QuadTree};
@@ -46,6 +46,13 @@ struct NodesOut<'a> {
 
 impl Serialize for NodesOut<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if self.nodes.len() != self.geo.len() {
+            return Err(S::Error::custom(format!(
+                "{} nodes but geometry for {}",
+                self.nodes.len(),
+                self.geo.len()
+            )));
+        }
         s.collect_seq(self.nodes.iter().zip(self.geo).map(|(n, g)| {
             let t: NodeTuple = (
                 bits(&g.cell),

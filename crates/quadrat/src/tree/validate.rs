@@ -97,6 +97,13 @@ impl<T> QuadTree<T> {
                     stack.push(first + q);
                 }
             }
+        }
+        // The items, once every reachable node has been checked: `locate`
+        // below walks down the links, which must be known to be sound
+        // first (a forged snapshot could otherwise make it loop or index
+        // out of range).
+        for &n in &order {
+            let node = &self.nodes[n as usize];
             for pos in node.start..node.start + node.len {
                 seen_items += 1;
                 let owner = self.entries[pos as usize].owner;

@@ -553,3 +553,49 @@ fn a_deferred_tree_writes_the_placed_form() {
         );
     }
 }
+
+/// A forged snapshot whose links make a loop below a node with items is
+/// refused, not followed: the nodes are checked before any item is placed
+/// by walking down them. Here node 1 is made its own first child, and the
+/// root is given the item that lived in node 1, so placing that item would
+/// descend into node 1 forever.
+#[test]
+fn a_snapshot_whose_links_loop_is_refused() {
+    let world = Aabb::new([0.0, 0.0], [64.0, 64.0]);
+    let config = Config {
+        max_items: 1,
+        ..Config::default()
+    };
+    let mut t: QuadTree<u32> = QuadTree::with_config(world, config);
+    let k = t.insert(Aabb::from_point([4.0, 4.0]), 0);
+    t.insert(Aabb::from_point([60.0, 60.0]), 1);
+    t.validate().unwrap();
+    let mut v: serde_json::Value = serde_json::to_value(&t).unwrap();
+    assert_eq!(v["nodes"][0][2], 1, "the root has children 1..4");
+    // Node tuples: cell, loose, children, start, len, cap, load, tight,
+    // below, parent, depth, edges.
+    let pos = v["nodes"][1][3].clone();
+    assert_eq!(v["entries"][pos.as_u64().unwrap() as usize][1], k.index());
+    let point = v["entries"][pos.as_u64().unwrap() as usize][0].clone();
+    let root = &mut v["nodes"][0];
+    root[3] = pos.clone();
+    root[4] = 1.into();
+    root[5] = 1.into();
+    root[7] = point;
+    let one = &mut v["nodes"][1];
+    one[2] = 1.into();
+    one[3] = 0.into();
+    one[4] = 0.into();
+    one[5] = 0.into();
+    v["slab"]["slots"][k.index() as usize]["node"] = 0.into();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let read = serde_json::from_value::<QuadTree<u32>>(v).map(|_| ());
+        let _ = tx.send(read.map_err(|e| e.to_string()));
+    });
+    let read = rx
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("reading the forged snapshot did not finish");
+    let err = read.expect_err("the forged snapshot was accepted");
+    assert!(err.contains("invalid quadrat snapshot"), "{err}");
+}
