@@ -599,3 +599,60 @@ fn a_snapshot_whose_links_loop_is_refused() {
     let err = read.expect_err("the forged snapshot was accepted");
     assert!(err.contains("invalid quadrat snapshot"), "{err}");
 }
+
+/// A forged snapshot that links a node to a block marked free, with a child
+/// index far out of range, under a node holding an item, is refused with
+/// an error, not a panic: the free-looking node is found by its depth
+/// before any item is placed by walking down to it.
+#[test]
+fn a_snapshot_linking_into_a_free_block_is_refused() {
+    let world = Aabb::new([0.0, 0.0], [64.0, 64.0]);
+    let config = Config {
+        max_items: 1,
+        ..Config::default()
+    };
+    let mut t: QuadTree<u32> = QuadTree::with_config(world, config);
+    let k = t.insert(Aabb::from_point([4.0, 4.0]), 0);
+    t.insert(Aabb::from_point([12.0, 12.0]), 1);
+    t.insert(Aabb::from_point([60.0, 60.0]), 2);
+    t.validate().unwrap();
+    let mut v: serde_json::Value = serde_json::to_value(&t).unwrap();
+    // Node tuples: cell, loose, children, start, len, cap, load, tight,
+    // below, parent, depth, edges. Node 1 (the lower-left quarter) split.
+    assert_eq!(v["nodes"][1][2], 5, "node 1 has children 5..8");
+    let slot = k.index() as usize;
+    let home = v["slab"]["slots"][slot]["node"].as_u64().unwrap() as usize;
+    let pos = v["slab"]["slots"][slot]["pos"].clone();
+    let point = v["entries"][pos.as_u64().unwrap() as usize][0].clone();
+    // The item moves up to the root.
+    for (i, x) in [(3, 0), (4, 0), (5, 0)] {
+        v["nodes"][home][i] = x.into();
+    }
+    let root = &mut v["nodes"][0];
+    root[3] = pos;
+    root[4] = 1.into();
+    root[5] = 1.into();
+    root[7] = point;
+    v["slab"]["slots"][slot]["node"] = 0.into();
+    // Node 5, on the item's path, looks free, reaches everywhere and
+    // points far out of range.
+    let huge = serde_json::json!([
+        f32::MIN.to_bits(),
+        f32::MIN.to_bits(),
+        f32::MAX.to_bits(),
+        f32::MAX.to_bits()
+    ]);
+    let five = &mut v["nodes"][5];
+    five[1] = huge;
+    five[2] = 0xFFFF_FFF0u32.into();
+    five[10] = 255.into();
+    let read = catch_unwind(AssertUnwindSafe(|| {
+        serde_json::from_value::<QuadTree<u32>>(v).map(|_| ())
+    }))
+    .expect("reading the forged snapshot panicked");
+    let err = read.expect_err("the forged snapshot was accepted");
+    assert!(
+        err.to_string().contains("invalid quadrat snapshot"),
+        "{err}"
+    );
+}
