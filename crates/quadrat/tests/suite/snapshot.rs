@@ -554,6 +554,23 @@ fn a_deferred_tree_writes_the_placed_form() {
     }
 }
 
+/// The snapshot, as JSON, of a tree over [0, 64]² with `max_items` 1 and
+/// a point item at each of `points`, with the first one's key.
+fn points_to_forge(points: &[[f32; 2]]) -> (Key, serde_json::Value) {
+    let world = Aabb::new([0.0, 0.0], [64.0, 64.0]);
+    let config = Config {
+        max_items: 1,
+        ..Config::default()
+    };
+    let mut t: QuadTree<u32> = QuadTree::with_config(world, config);
+    let keys: Vec<Key> = (0u32..)
+        .zip(points)
+        .map(|(i, &p)| t.insert(Aabb::from_point(p), i))
+        .collect();
+    t.validate().unwrap();
+    (keys[0], serde_json::to_value(&t).unwrap())
+}
+
 /// A forged snapshot whose links make a loop below a node with items is
 /// refused, not followed: the nodes are checked before any item is placed
 /// by walking down them. Here node 1 is made its own first child, and the
@@ -561,16 +578,7 @@ fn a_deferred_tree_writes_the_placed_form() {
 /// descend into node 1 forever.
 #[test]
 fn a_snapshot_whose_links_loop_is_refused() {
-    let world = Aabb::new([0.0, 0.0], [64.0, 64.0]);
-    let config = Config {
-        max_items: 1,
-        ..Config::default()
-    };
-    let mut t: QuadTree<u32> = QuadTree::with_config(world, config);
-    let k = t.insert(Aabb::from_point([4.0, 4.0]), 0);
-    t.insert(Aabb::from_point([60.0, 60.0]), 1);
-    t.validate().unwrap();
-    let mut v: serde_json::Value = serde_json::to_value(&t).unwrap();
+    let (k, mut v) = points_to_forge(&[[4.0, 4.0], [60.0, 60.0]]);
     assert_eq!(v["nodes"][0][2], 1, "the root has children 1..4");
     // Node tuples: cell, loose, children, start, len, cap, load, tight,
     // below, parent, depth, edges.
@@ -606,17 +614,7 @@ fn a_snapshot_whose_links_loop_is_refused() {
 /// before any item is placed by walking down to it.
 #[test]
 fn a_snapshot_linking_into_a_free_block_is_refused() {
-    let world = Aabb::new([0.0, 0.0], [64.0, 64.0]);
-    let config = Config {
-        max_items: 1,
-        ..Config::default()
-    };
-    let mut t: QuadTree<u32> = QuadTree::with_config(world, config);
-    let k = t.insert(Aabb::from_point([4.0, 4.0]), 0);
-    t.insert(Aabb::from_point([12.0, 12.0]), 1);
-    t.insert(Aabb::from_point([60.0, 60.0]), 2);
-    t.validate().unwrap();
-    let mut v: serde_json::Value = serde_json::to_value(&t).unwrap();
+    let (k, mut v) = points_to_forge(&[[4.0, 4.0], [12.0, 12.0], [60.0, 60.0]]);
     // Node tuples: cell, loose, children, start, len, cap, load, tight,
     // below, parent, depth, edges. Node 1 (the lower-left quarter) split.
     assert_eq!(v["nodes"][1][2], 5, "node 1 has children 5..8");
