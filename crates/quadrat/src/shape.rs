@@ -250,7 +250,10 @@ impl Shape {
     ///
     /// `None` when the ray misses, the shape is invalid, `pos` is not
     /// finite, the ray fails [`Ray::validate`], or `max_dist` is NaN or
-    /// negative. `max_dist` may be infinite.
+    /// negative. `max_dist` may be infinite. A ray that does not enter the
+    /// shape's [`aabb`](Shape::aabb) (tested in `f64`, as
+    /// [`Ray::intersect_aabb`] does) misses, even where rounding in the
+    /// shape's own test would call it a grazing hit.
     ///
     /// ```
     /// use quadrat::{Ray, RayHit, Shape, Vec2};
@@ -281,11 +284,17 @@ impl Shape {
                 normal: -u,
             });
         }
+        // A hit on the shape is a hit on its box, as the tree's ray casts
+        // test boxes (in `f64`, along the ray as given): rounding in the
+        // tests below must not report a ray that passes beside the box, as
+        // one passing a circle of radius 0 a few parts in 10¹² away would
+        // be. Otherwise a body could be hit here and pruned by the tree.
+        let bounds = self.aabb(pos);
+        crate::geom::RayCast::new(&ray, f32::INFINITY)?.enter(&bounds)?;
         // From farther than 64 times the size of a shape that has one, `f32`
         // arithmetic from the origin rounds by more than the shape's size:
         // start instead where the ray enters the shape's box (in `f64`), and
         // add that distance back.
-        let bounds = self.aabb(pos);
         let size = bounds.width().max(bounds.height());
         let mut skip = 0.0f64;
         let mut o = o;

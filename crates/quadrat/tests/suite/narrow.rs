@@ -1456,3 +1456,28 @@ fn rays_analytic() {
         h(0.0, -0.6, -0.8)
     );
 }
+
+/// A ray that passes a circle of radius 0 (a point) a few parts in 10¹²
+/// to one side misses it: the shape's own test, rounded, would call it
+/// tangent, but the ray does not enter the point's box, and the world's
+/// ray cast, which prunes by boxes, must give what `Shape::raycast` gives
+/// body by body. Found by fuzzing `CollisionWorld::raycast` against brute
+/// force.
+#[test]
+fn a_ray_passing_beside_a_point_misses_it() {
+    use quadrat::{Aabb, CollisionWorld, Filter, Layers, Ray, Shape};
+    let dot = Shape::Circle { radius: 0.0 };
+    let at = [4.148803e-39, 9.861033e-12];
+    let ray = Ray::new([15.0, 15.0], [-3.3110888e-33, -3.3110888e-33]);
+    assert_eq!(dot.raycast(at, ray, f32::INFINITY), None);
+    let mut world = CollisionWorld::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    world.add(dot, at, Filter::ALL, ());
+    assert_eq!(world.raycast(ray, f32::INFINITY, Layers::ALL), None);
+    // Through the point itself, it is hit.
+    let through = Ray::new([15.0, 15.0], [-1.0, -1.0]);
+    let hit = dot.raycast([0.0, 0.0], through, f32::INFINITY).unwrap();
+    assert!(
+        (hit.dist - 15.0 * core::f32::consts::SQRT_2).abs() < 1e-5,
+        "{hit:?}"
+    );
+}
