@@ -290,7 +290,7 @@ impl Shape {
         // one passing a circle of radius 0 a few parts in 10¹² away would
         // be. Otherwise a body could be hit here and pruned by the tree.
         let bounds = self.aabb(pos);
-        crate::geom::RayCast::new(&ray, f32::INFINITY)?.enter(&bounds)?;
+        ray.intersect_aabb(&bounds, f32::INFINITY)?;
         // From farther than 64 times the size of a shape that has one, `f32`
         // arithmetic from the origin rounds by more than the shape's size:
         // start instead where the ray enters the shape's box (in `f64`), and

@@ -380,9 +380,8 @@ pub(crate) fn build_nodes(
     let root = Geo::root(world);
     #[cfg(feature = "parallel")]
     if parallel {
-        nodes = par_build_subtree(part, Node::root(), root, PAR_LEVELS, limits);
+        (nodes, *geo) = par_build_subtree(part, Node::root(), root, PAR_LEVELS, limits);
         super::runs::refit_below(&mut nodes, scratch.order);
-        super::node::fill_geometry(&nodes, world, geo);
         return nodes;
     }
     let _ = parallel;
@@ -554,7 +553,8 @@ const PAR_MIN: usize = 4096;
 
 /// Builds the subtree of `root` over the whole part, the subtrees of its
 /// children as rayon tasks for `levels` more levels. Returns the subtree's
-/// nodes, `root` first, laid out as `build_subtree` lays them out.
+/// nodes, `root` first, laid out as `build_subtree` lays them out, and
+/// their geometry (`geo` first).
 #[cfg(feature = "parallel")]
 fn par_build_subtree(
     mut part: Part<'_>,
@@ -562,24 +562,24 @@ fn par_build_subtree(
     geo: Geo,
     levels: u8,
     limits: Limits,
-) -> Vec<Node> {
+) -> (Vec<Node>, Vec<Geo>) {
     let mut nodes = vec![root];
+    let mut geos = vec![geo];
     let len = part.entries.len();
     if levels == 0 || len < PAR_MIN {
-        // The geometry is filled in once the whole tree is spliced.
-        let mut scratch = vec![geo];
-        build_subtree(&mut part, &mut nodes, &mut scratch, 0, 0, len, limits);
-        return nodes;
+        build_subtree(&mut part, &mut nodes, &mut geos, 0, 0, len, limits);
+        return (nodes, geos);
     }
     let (load, begin, end) = match partition(&mut part, &nodes[0], &geo, 0, len, limits) {
         Split::Leaf(load) => {
             finish(&mut part, &mut nodes[0], 0, len, load);
-            return nodes;
+            return (nodes, geos);
         }
         Split::Inner(load, begin, end) => (load, begin, end),
     };
     finish(&mut part, &mut nodes[0], 0, end[STAYS], load);
     let first = push_children(&mut nodes, 0);
+    geos.extend((0..4).map(|q| geo.child(q)));
     // Cut the part into the four quadrants' disjoint slices.
     let Part {
         entries,
@@ -601,7 +601,7 @@ fn par_build_subtree(
         cats = rest_c;
     }
     let kids: Vec<(Node, Geo)> = (0..4)
-        .map(|q| (nodes[first as usize + q].clone(), geo.child(q)))
+        .map(|q| (nodes[first as usize + q].clone(), geos[first as usize + q]))
         .collect();
     let mut jobs = parts.into_iter().zip(kids);
     let mut job = || {
@@ -611,15 +611,18 @@ fn par_build_subtree(
     let (j0, j1, j2, j3) = (job(), job(), job(), job());
     let ((s0, s1), (s2, s3)) = rayon::join(|| rayon::join(j0, j1), || rayon::join(j2, j3));
     for (q, sub) in [s0, s1, s2, s3].into_iter().enumerate() {
-        splice(&mut nodes, first + q as u32, sub);
+        splice(&mut nodes, &mut geos, first + q as u32, sub);
     }
-    nodes
+    (nodes, geos)
 }
 
-/// Puts the subtree `sub` (its root first) in place of node `at`, appending
-/// its descendants and renumbering their links.
+/// Puts the subtree `sub` (its root first, with its geometry) in place of
+/// node `at`, appending its descendants and renumbering their links.
 #[cfg(feature = "parallel")]
-fn splice(nodes: &mut Vec<Node>, at: u32, sub: Vec<Node>) {
+fn splice(nodes: &mut Vec<Node>, geos: &mut Vec<Geo>, at: u32, sub: (Vec<Node>, Vec<Geo>)) {
+    let (sub, sub_geos) = sub;
+    geos[at as usize] = sub_geos[0];
+    geos.extend_from_slice(&sub_geos[1..]);
     let offset = nodes.len() as u32;
     let remap = |i: u32| match i {
         super::NONE => super::NONE,

@@ -187,28 +187,6 @@ impl Geo {
     }
 }
 
-/// Fills `geo` with the geometry of every node of `nodes`, top down from
-/// the root, for a tree the parallel build has just spliced together
-/// (which has no free blocks).
-#[cfg(feature = "parallel")]
-pub(crate) fn fill_geometry(nodes: &[Node], world: Aabb, geo: &mut Vec<Geo>) {
-    let root = Geo::root(world);
-    geo.clear();
-    geo.resize(nodes.len(), root);
-    let mut stack = NodeStack::with_root();
-    while let Some(n) = stack.pop() {
-        let node = &nodes[n as usize];
-        if !node.is_leaf() {
-            let g = geo[n as usize];
-            for q in 0..4 {
-                let c = node.children + q;
-                geo[c as usize] = g.child(q as usize);
-                stack.push(c);
-            }
-        }
-    }
-}
-
 /// The quadrant of `cell` that centre `c` descends into.
 #[inline]
 pub(crate) fn quadrant(cell: &Aabb, c: Vec2) -> usize {
