@@ -219,6 +219,9 @@ test('the level scene: tiles sent once and drawn, movers counted', async () => {
   const later = await waitForHeader((f) => frameHeader()?.frame > f + 10, h.frame);
   assert.ok(later.moved > 0 && later.moved <= later.count + 1, `${later.moved} moved of ${later.count} movers`);
   assert.ok(later.stepCandidates < later.tiles, `${later.stepCandidates} pairs examined`);
+  // The figures are redrawn five times a second, not on every frame: wait
+  // for the first redraw that knows the level.
+  await page.waitForFunction(() => document.getElementById('f-moved').textContent !== 'level scene only');
   assert.match(await text('f-moved'), /^[\d,]+ bod(y|ies) moved$/);
   assert.match(await text('f-stepwork'), /pairs · [\d,]+ exact · (incremental|full pass)$/);
   // The same tiles object for as long as the version holds.
