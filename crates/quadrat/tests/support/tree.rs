@@ -9,7 +9,7 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use quadrat::{Aabb, Circle, Config, Key, QuadTree, Ray, Vec2};
+use quadrat::{Aabb, Circle, Config, Key, QuadTree, Ray, Region, Vec2};
 
 /// One mutating call. Indices pick a live (or dead) item modulo the count.
 #[derive(Clone, Debug)]
@@ -449,6 +449,11 @@ impl Harness {
             model.brute(|b| b.contains_point(p)),
             "query_point {p:?}"
         );
+        // The allocation-free form finds the same items as the iterators,
+        // in the same order.
+        same_keys_as_query(tree, area)?;
+        same_keys_as_query(tree, circle)?;
+        same_keys_as_query(tree, p)?;
         // Each live item finds itself with its own box.
         for &(k, b, _) in model.live.iter().take(8) {
             ensure(tree.query(b).any(|(kk, _)| kk == k), || {
@@ -528,4 +533,19 @@ pub fn quiet_expected_panics() {
             }
         }));
     });
+}
+
+/// `query_keys_into` finds what `query_region` yields, in the same order.
+fn same_keys_as_query<R: Region + Copy + std::fmt::Debug>(
+    tree: &QuadTree<u32>,
+    region: R,
+) -> Result<(), String> {
+    // Appended to what `out` held.
+    let first = Key::from_bits(1).expect("a key");
+    let mut keys = vec![first];
+    tree.query_keys_into(region, &mut keys);
+    let mut iterated = vec![first];
+    iterated.extend(tree.query_region(region).map(|(k, _)| k));
+    ensure_eq!(keys, iterated, "query_keys_into {region:?}");
+    Ok(())
 }
