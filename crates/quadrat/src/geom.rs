@@ -567,7 +567,7 @@ impl Aabb {
     }
 
     /// Squared Euclidean distance from `p` to the box (0 inside or on the
-    /// edge), in `f64`.
+    /// edge), in `f64`; NaN when a coordinate of `p` is NaN.
     ///
     /// Computed in `f64`, which neither overflows nor underflows for any
     /// finite `f32` coordinates: boxes `f32::MAX` apart and boxes `1e-45`
@@ -579,6 +579,7 @@ impl Aabb {
     /// let b = Aabb::from_point([1e-30, 0.0]);
     /// assert_eq!(b.distance_squared_to_point([0.0, 0.0]), 1e-30f32 as f64 * 1e-30f32 as f64);
     /// assert!(Aabb::from_point([f32::MAX, 0.0]).distance_squared_to_point([-f32::MAX, 0.0]).is_finite());
+    /// assert!(b.distance_squared_to_point([f32::NAN, 0.0]).is_nan());
     /// ```
     #[inline]
     #[must_use]
@@ -590,7 +591,15 @@ impl Aabb {
     /// Euclidean distance from `p` to the box (0 inside or on the edge): the
     /// `f64` distance rounded to the nearest `f32`, so exact to the last bit
     /// over the whole finite `f32` range, and `f32::INFINITY` only for
-    /// distances beyond `f32::MAX`.
+    /// distances beyond `f32::MAX`. NaN when a coordinate of `p` is NaN.
+    ///
+    /// ```
+    /// use quadrat::Aabb;
+    /// let b = Aabb::new([0.0, 0.0], [1.0, 1.0]);
+    /// assert_eq!(b.distance_to_point([4.0, 5.0]), 5.0);
+    /// // Not 0: a NaN coordinate is nowhere, not inside the box's extent.
+    /// assert!(b.distance_to_point([f32::NAN, 0.5]).is_nan());
+    /// ```
     #[inline]
     #[must_use]
     pub fn distance_to_point(&self, p: impl Into<Vec2>) -> f32 {
@@ -599,12 +608,17 @@ impl Aabb {
     }
 
     /// The gaps from `p` to the box along each axis, in `f64` (0 where `p`
-    /// is within the box's extent on that axis).
+    /// is within the box's extent on that axis, NaN where `p` is NaN).
     #[inline]
     pub(crate) fn gaps_to(&self, p: Vec2) -> (f64, f64) {
         let gap = |lo: f32, hi: f32, v: f32| {
             let (lo, hi, v) = (f64::from(lo), f64::from(hi), f64::from(v));
-            (lo - v).max(0.0).max(v - hi)
+            // Comparisons, not `max`, which drops a NaN: both sides are NaN
+            // exactly when `v` is, and the gap is NaN then, not 0. (Each
+            // compiles to one `maxsd`.)
+            let (below, above) = (lo - v, v - hi);
+            let d = if below > above { below } else { above };
+            if d < 0.0 { 0.0 } else { d }
         };
         (
             gap(self.min.x, self.max.x, p.x),
@@ -730,7 +744,8 @@ impl Circle {
         Aabb::from_center(self.center, Vec2::splat(self.radius))
     }
 
-    /// `true` when `p` is inside the disc or on its rim.
+    /// `true` when `p` is inside the disc or on its rim (never for a NaN
+    /// coordinate of `p` or of the centre).
     #[inline]
     #[must_use]
     pub fn contains_point(&self, p: impl Into<Vec2>) -> bool {
@@ -740,8 +755,8 @@ impl Circle {
     /// `true` when the disc and the closed box share a point.
     ///
     /// Decided in `f64`, so that no radius or distance overflows or
-    /// underflows over the whole finite `f32` range. A circle with a
-    /// negative or NaN radius intersects nothing.
+    /// underflows over the whole finite `f32` range. A circle with a NaN
+    /// centre coordinate, or a negative or NaN radius, intersects nothing.
     ///
     /// ```
     /// use quadrat::{Aabb, Circle};
@@ -749,6 +764,8 @@ impl Circle {
     /// assert!(!huge.intersects_aabb(&Aabb::from_point([1e30, 0.0])));
     /// let tiny = Circle::new([0.0, 0.0], 1e-30);
     /// assert!(tiny.intersects_aabb(&Aabb::from_point([0.0, 1e-30])));
+    /// let lost = Circle::new([f32::NAN, 0.0], 5.0);
+    /// assert!(!lost.intersects_aabb(&Aabb::new([-1.0, -1.0], [1.0, 1.0])));
     /// ```
     #[inline]
     #[must_use]
@@ -758,7 +775,8 @@ impl Circle {
     }
 
     /// `true` when the two discs share a point (decided in `f64`, like
-    /// [`Circle::intersects_aabb`]).
+    /// [`Circle::intersects_aabb`]; a circle with a NaN centre coordinate
+    /// or a negative or NaN radius meets none).
     #[inline]
     #[must_use]
     pub fn intersects_circle(&self, other: &Circle) -> bool {

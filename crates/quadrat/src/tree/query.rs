@@ -214,7 +214,8 @@ impl<T> QuadTree<T> {
     }
 
     /// The items whose boxes intersect the disc (touching counts). A circle
-    /// with a negative or NaN radius intersects nothing.
+    /// with a NaN centre coordinate, or a negative or NaN radius, intersects
+    /// nothing.
     ///
     /// ```
     /// use quadrat::{Aabb, Circle, QuadTree};

@@ -297,6 +297,28 @@ fn invalid_query_shapes_find_nothing() {
         0
     );
     assert_eq!(tree.query_point([f32::NAN, 5.0]).count(), 0);
+    // A NaN centre coordinate is nowhere: not within the item's extent on
+    // that axis (the gap along it once came out 0, and the circle then
+    // matched every box by its other coordinate alone).
+    for center in [[f32::NAN, 5.0], [5.0, f32::NAN], [f32::NAN; 2]] {
+        for radius in [0.0, 5.0, f32::INFINITY] {
+            let c = Circle::new(center, radius);
+            assert_eq!(tree.query_circle(c).count(), 0, "{c:?}");
+            let mut keys = Vec::new();
+            tree.query_keys_into(c, &mut keys);
+            assert!(keys.is_empty(), "{c:?}");
+            assert!(!c.contains_point([5.0, 5.0]), "{c:?}");
+            assert!(!c.intersects_circle(&Circle::new([5.0, 5.0], 1.0)), "{c:?}");
+            assert!(!Circle::new([5.0, 5.0], 1.0).intersects_circle(&c), "{c:?}");
+        }
+        let b = Aabb::new([0.0, 0.0], [100.0, 100.0]);
+        assert!(b.distance_to_point(center).is_nan(), "{center:?}");
+        assert!(b.distance_squared_to_point(center).is_nan(), "{center:?}");
+        assert!(
+            !Circle::new([5.0, 5.0], 1.0).contains_point(center),
+            "{center:?}"
+        );
+    }
     // An infinite query area is fine: it covers everything.
     let all = Aabb::new([f32::NEG_INFINITY; 2], [f32::INFINITY; 2]);
     assert_eq!(tree.query(all).count(), 1);
