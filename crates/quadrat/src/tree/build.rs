@@ -500,7 +500,7 @@ fn finish(part: &mut Part<'_>, node: &mut Node, lo: usize, len: usize, load: u32
     node.len = len as u32;
     node.cap = node.len;
     node.load = load;
-    node.tight = run.iter().fold(super::EMPTY, |t, e| t.union(&e.aabb));
+    node.tight = run.iter().fold(super::EMPTY, |t, e| t.join(&e.aabb));
 }
 
 /// Appends the four children of `nodes[n]`, returning the first's index.
@@ -676,7 +676,7 @@ impl<T> FromIterator<(Aabb, T)> for QuadTree<T> {
         let world = items
             .iter()
             .map(|(b, _)| *b)
-            .reduce(|a, b| a.union(&b))
+            .reduce(|a, b| a.join(&b))
             .unwrap_or_default();
         let mut tree = QuadTree::new(world);
         tree.insert_many(items);

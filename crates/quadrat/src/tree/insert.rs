@@ -122,7 +122,7 @@ impl<T> QuadTree<T> {
             }
             let node = &mut self.nodes[n as usize];
             node.load += 1;
-            node.below = node.below.union(&b);
+            node.below = node.below.join(&b);
             n = child;
         }
         if self.nodes[n as usize].is_leaf() && self.leaf_wants_deeper(n, &b) {
@@ -164,7 +164,7 @@ impl<T> QuadTree<T> {
             let e = self.entries[p];
             let child = first + quadrant(&cell, e.aabb.center()) as u32;
             if self.geo[child as usize].loose.contains(&e.aabb) {
-                below = below.union(&e.aabb);
+                below = below.join(&e.aabb);
                 if self.leaf_wants_deeper(child, &e.aabb) {
                     self.nodes[child as usize].load += 1;
                 }

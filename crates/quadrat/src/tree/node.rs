@@ -98,7 +98,7 @@ impl Node {
         if self.is_leaf() {
             self.tight
         } else {
-            self.tight.union(&self.below)
+            self.tight.join(&self.below)
         }
     }
 

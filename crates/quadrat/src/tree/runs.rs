@@ -61,7 +61,7 @@ impl<T> QuadTree<T> {
         let node = &mut self.nodes[n as usize];
         let p = (node.start + node.len) as usize;
         node.len += 1;
-        node.tight = node.tight.union(&e.aabb);
+        node.tight = node.tight.join(&e.aabb);
         self.entries[p] = e;
         let slot = &mut self.slab.slots[e.owner as usize];
         slot.node = n;
@@ -127,7 +127,7 @@ impl<T> QuadTree<T> {
     pub(crate) fn refit(&mut self, n: u32) {
         let node = &self.nodes[n as usize];
         let run = &self.entries[node.start as usize..(node.start + node.len) as usize];
-        let tight = run.iter().fold(EMPTY, |t, e| t.union(&e.aabb));
+        let tight = run.iter().fold(EMPTY, |t, e| t.join(&e.aabb));
         self.nodes[n as usize].tight = tight;
     }
 
@@ -300,7 +300,7 @@ impl<T> QuadTree<T> {
             if node.below.contains(b) {
                 break;
             }
-            node.below = node.below.union(b);
+            node.below = node.below.join(b);
             p = node.parent;
         }
     }
@@ -339,7 +339,7 @@ pub(crate) fn refit_below(nodes: &mut [Node], order: &mut Vec<u32>) {
     for &n in order.iter().rev() {
         let c = nodes[n as usize].children;
         if c != NONE {
-            let b = (c..c + 4).fold(EMPTY, |u, k| u.union(&nodes[k as usize].subtree_bounds()));
+            let b = (c..c + 4).fold(EMPTY, |u, k| u.join(&nodes[k as usize].subtree_bounds()));
             nodes[n as usize].below = b;
         }
     }

@@ -62,7 +62,7 @@ impl<T> QuadTree<T> {
                 let now = self.leaf_wants_deeper(n, &aabb);
                 self.entries[pos as usize].aabb = aabb;
                 let node = &mut self.nodes[n as usize];
-                node.tight = node.tight.union(&aabb);
+                node.tight = node.tight.join(&aabb);
                 self.grow_below(n, &aabb);
                 self.resort_entry(n, pos);
                 if was != now {
@@ -77,7 +77,7 @@ impl<T> QuadTree<T> {
             } else {
                 self.entries[pos as usize].aabb = aabb;
                 let node = &mut self.nodes[n as usize];
-                node.tight = node.tight.union(&aabb);
+                node.tight = node.tight.join(&aabb);
                 self.grow_below(n, &aabb);
                 self.resort_entry(n, pos);
             }

@@ -331,7 +331,7 @@ impl<T> CollisionWorld<T> {
                 let idx = o as u32;
                 let key = tree.live_key_at(idx as usize).expect("stored in a node");
                 let b = tree.aabb(key).expect("a live key has a box");
-                area = area.union(&b);
+                area = area.join(&b);
                 group.push((idx, key, b));
             }
             rest = &rest[len..];
