@@ -955,11 +955,6 @@ impl Ray {
     #[inline]
     #[must_use]
     pub fn intersect_aabb(&self, b: &Aabb, max_dist: f32) -> Option<f32> {
-        // The slab test would take a NaN side for no side at all, and an
-        // inverted box for the box between its sides.
-        if !(b.min.x <= b.max.x && b.min.y <= b.max.y) {
-            return None;
-        }
         RayCast::new(self, max_dist)?.enter(b).map(|t| t as f32)
     }
 }
@@ -997,8 +992,15 @@ impl RayCast {
     /// The distance at which the ray enters `b` (0 when the origin is inside
     /// or on it), if it does so within reach. Monotone in the box: a box
     /// containing `b` is never entered later, which lets bounds prune.
+    /// `None` for a box with a NaN coordinate or an inverted one, the empty
+    /// box among them.
     #[inline]
     pub(crate) fn enter(&self, b: &Aabb) -> Option<f64> {
+        // The slab test would take a NaN side for no side at all, and an
+        // inverted box for the box between its sides.
+        if !(b.min.x <= b.max.x && b.min.y <= b.max.y) {
+            return None;
+        }
         let mut t0 = 0.0f64;
         let mut t1 = self.max;
         let bounds = [(b.min.x, b.max.x), (b.min.y, b.max.y)];
