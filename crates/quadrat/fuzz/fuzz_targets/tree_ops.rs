@@ -269,6 +269,8 @@ enum OpIn {
     Clear,
     /// Removes the first items in insertion order: a drain.
     Drain(u8),
+    Reserve(u16),
+    ShrinkToFit,
 }
 
 impl OpIn {
@@ -322,6 +324,8 @@ impl OpIn {
             OpIn::ParRebuild => Op::ParRebuild,
             OpIn::Clear => Op::Clear,
             OpIn::Drain(n) => return vec![Op::Remove(0); usize::from(*n % 32)],
+            OpIn::Reserve(n) => Op::Reserve(usize::from(*n)),
+            OpIn::ShrinkToFit => Op::ShrinkToFit,
         };
         vec![op]
     }

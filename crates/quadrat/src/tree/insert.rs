@@ -25,7 +25,8 @@ impl<T> QuadTree<T> {
     /// while the tree waits to be changed). A tree that has been
     /// [`clear`](QuadTree::clear)ed keeps those buffers for its next index,
     /// so that the loop above allocates nothing once warm (with questions
-    /// on the calling thread; the `par_` questions build in fresh memory).
+    /// on the calling thread; the `par_` questions build in fresh memory),
+    /// until [`shrink_to_fit`](QuadTree::shrink_to_fit) frees them.
     ///
     /// # Panics
     /// When `aabb` is not valid (a NaN or infinite coordinate, or

@@ -800,7 +800,8 @@ impl<T> QuadTree<T> {
     /// Removes every item, keeping all allocations for a refill: the
     /// per-frame "clear and insert everything again" pattern allocates
     /// nothing once the tree has grown to its working size. Every key handed
-    /// out before is invalidated.
+    /// out before is invalidated. [`shrink_to_fit`](QuadTree::shrink_to_fit)
+    /// frees what a refill would have reused.
     ///
     /// ```
     /// use quadrat::{Aabb, QuadTree};
@@ -818,6 +819,70 @@ impl<T> QuadTree<T> {
         self.entries.clear();
         self.garbage = 0;
         self.slab.clear();
+    }
+
+    /// Makes room for at least `additional` more items, so that the next
+    /// `additional` inserts do not grow the item arrays (the nodes still
+    /// grow as the tree splits). Filling a tree one insert at a time grows
+    /// those arrays by doubling, and can leave up to half of them unused;
+    /// reserving first allocates them once, at their size.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, QuadTree};
+    /// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    /// tree.reserve(1000);
+    /// for i in 0..1000 {
+    ///     tree.insert(Aabb::from_point([(i % 100) as f32, (i / 10) as f32]), i);
+    /// }
+    /// assert_eq!(tree.len(), 1000);
+    /// ```
+    pub fn reserve(&mut self, additional: usize) {
+        self.entries.reserve(additional);
+        self.slab.reserve(additional);
+    }
+
+    /// Frees the memory the tree holds beyond what its items need: the
+    /// unused room of its arrays (the entry array is compacted first, so
+    /// no run keeps room it does not use), the scratch its bulk builds and
+    /// `update_all` keep for the next call, and the spare index a cleared
+    /// tree keeps for its refill. Keys, values, boxes and answers are
+    /// unchanged; the next rebuild, `update_all` or refill allocates its
+    /// scratch again.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, QuadTree};
+    /// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    /// let keys = tree.insert_many((0..1000).map(|i| {
+    ///     (Aabb::from_point([(i % 100) as f32, (i / 10) as f32]), i)
+    /// }));
+    /// for k in &keys[..900] {
+    ///     tree.remove(*k);
+    /// }
+    /// tree.shrink_to_fit();
+    /// assert_eq!(tree.len(), 100);
+    /// assert_eq!(tree.get(keys[950]), Some(&950));
+    /// ```
+    pub fn shrink_to_fit(&mut self) {
+        self.undefer();
+        if self.entries.len() > self.len() {
+            // Runs give up their unused room and the holes between them.
+            self.compact();
+        }
+        self.nodes.shrink_to_fit();
+        self.geo.shrink_to_fit();
+        self.free_blocks.shrink_to_fit();
+        self.entries.shrink_to_fit();
+        self.slab.slots.shrink_to_fit();
+        self.movers = Vec::new();
+        self.splits = Vec::new();
+        self.order = Vec::new();
+        #[cfg(feature = "parallel")]
+        {
+            self.fresh = Vec::new();
+        }
+        self.dirty = Vec::new();
+        self.cats = Vec::new();
+        *self.spare.0.get_mut().unwrap_or_else(|e| e.into_inner()) = Lazy::default();
     }
 
     /// Removes every item for which `keep` returns `false`.
@@ -927,6 +992,88 @@ impl<T> Extend<(Aabb, T)> for QuadTree<T> {
     fn extend<I: IntoIterator<Item = (Aabb, T)>>(&mut self, iter: I) {
         for (b, v) in iter {
             self.insert(b, v);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::scenario::{Layout, Scenario};
+    use crate::{Config, QuadTree};
+
+    /// `shrink_to_fit` leaves every array at its length, the entry array
+    /// holding exactly the live entries, and no scratch; the tree still
+    /// answers as before and stays valid for what follows.
+    #[test]
+    fn shrink_to_fit_leaves_no_room() {
+        let s = Scenario::new(Layout::Clustered, 20_000, 3);
+        let boxes = s.boxes();
+        let config = Config {
+            max_items: 8,
+            ..Config::default()
+        };
+        let mut tree = QuadTree::with_config(s.world, config);
+        let keys = tree.insert_many(boxes.iter().copied().zip(0u32..));
+        // Moves and removals that leave room in runs and holes between
+        // them, but not enough garbage for a compaction.
+        for (i, &k) in keys.iter().enumerate() {
+            match i % 5 {
+                0 => drop(tree.remove(k)),
+                1 => drop(tree.update(k, boxes[(i * 7) % boxes.len()])),
+                _ => {}
+            }
+        }
+        assert!(tree.entries.len() > tree.len(), "nothing to compact");
+        let pairs = tree.pairs().len();
+        tree.shrink_to_fit();
+        tree.validate().unwrap();
+        assert_eq!(tree.entries.len(), tree.len());
+        assert_eq!(tree.entries.capacity(), tree.len());
+        assert_eq!(tree.nodes.capacity(), tree.nodes.len());
+        assert_eq!(tree.geo.capacity(), tree.geo.len());
+        assert_eq!(tree.slab.slots.capacity(), tree.slab.slots.len());
+        for scratch in [
+            tree.cats.capacity(),
+            tree.order.capacity(),
+            tree.dirty.capacity(),
+        ] {
+            assert_eq!(scratch, 0);
+        }
+        assert_eq!(tree.pairs().len(), pairs);
+        // And on: the next changes allocate what they need again.
+        tree.update_all(|_, _, b| b.translate([-0.5, 0.25]));
+        tree.rebuild();
+        tree.validate().unwrap();
+    }
+
+    /// A bulk build that grew the node arrays leaves them at most an eighth
+    /// longer than the nodes, on one thread and on several (the tests of
+    /// the whole tree's heap, in `tests/alloc`, run no thread pool).
+    #[test]
+    fn bulk_builds_trim_the_node_arrays() {
+        let config = Config {
+            par_min_items: 0,
+            ..Config::default()
+        };
+        for (n, parallel) in [30_000, 100_000]
+            .into_iter()
+            .flat_map(|n| [(n, false), (n, true)])
+        {
+            let s = Scenario::new(Layout::Uniform, n, 5);
+            let mut tree = QuadTree::with_config(s.world, config);
+            let items = s.boxes().into_iter().zip(0u32..);
+            #[cfg(feature = "parallel")]
+            if parallel {
+                tree.par_insert_many(items.clone());
+            }
+            if tree.is_empty() {
+                tree.insert_many(items);
+            }
+            let (nodes, geo) = (tree.nodes.len(), tree.geo.len());
+            assert!(nodes > 1000);
+            let what = format!("n = {n}, parallel: {parallel}");
+            assert!(tree.nodes.capacity() <= nodes + nodes / 8, "{what}");
+            assert!(tree.geo.capacity() <= geo + geo / 8, "{what}");
         }
     }
 }

@@ -221,7 +221,7 @@ impl<T> QuadTree<T> {
     /// are moved left in the order in which they sit (so no run overwrites
     /// one not yet moved), each reserving exactly its length.
     #[cold]
-    fn compact(&mut self) {
+    pub(crate) fn compact(&mut self) {
         let mut order = core::mem::take(&mut self.splits);
         order.clear();
         let mut stack = NodeStack::with_root();

@@ -1,29 +1,36 @@
-//! A global allocator that counts allocations, for the tests that show a
-//! steady state allocates nothing. The count is global, so each test holds
-//! [`alone`] while it runs.
+//! A global allocator that counts allocations and the bytes they hold, for
+//! the tests that show a steady state allocates nothing and that a tree
+//! holds little room it does not use. The counts are global, so each test
+//! holds [`alone`] while it runs.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
-/// Forwards to the system allocator, counting allocations and reallocations.
+/// Forwards to the system allocator, counting allocations and reallocations,
+/// and the bytes allocated and not yet freed.
 pub(crate) struct Counting;
 
 static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+static LIVE_BYTES: AtomicUsize = AtomicUsize::new(0);
 
 // SAFETY: forwards to the system allocator unchanged; only counts calls.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        LIVE_BYTES.fetch_add(layout.size(), Ordering::Relaxed);
         // SAFETY: same contract as the caller's.
         unsafe { System.alloc(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE_BYTES.fetch_sub(layout.size(), Ordering::Relaxed);
         // SAFETY: same contract as the caller's.
         unsafe { System.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        LIVE_BYTES.fetch_add(new_size, Ordering::Relaxed);
+        LIVE_BYTES.fetch_sub(layout.size(), Ordering::Relaxed);
         // SAFETY: same contract as the caller's.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
@@ -35,6 +42,16 @@ pub(crate) fn allocations_during(f: impl FnOnce()) -> usize {
     let before = ALLOCATIONS.load(Ordering::Relaxed);
     f();
     ALLOCATIONS.load(Ordering::Relaxed) - before
+}
+
+/// `f`'s result and the bytes it still holds once it has returned (what it
+/// allocated and did not free; negative when it freed more): call it while
+/// holding [`alone`].
+pub(crate) fn held_by<R>(f: impl FnOnce() -> R) -> (R, isize) {
+    let before = LIVE_BYTES.load(Ordering::Relaxed);
+    let r = f();
+    let after = LIVE_BYTES.load(Ordering::Relaxed);
+    (r, after as isize - before as isize)
 }
 
 static ALONE: Mutex<()> = Mutex::new(());

@@ -86,6 +86,8 @@ pub fn random_op(rng: &mut Rng, world: Aabb, h: &Harness) -> Op {
         87 => Op::InsertInvalid(Aabb::new([2.0, 0.0], [1.0, 1.0])),
         88 if rng.chance(30) => Op::Clear,
         89..=90 => Op::InsertEach(random_boxes(rng, world, h, 40)),
+        91 => Op::ShrinkToFit,
+        92 => Op::Reserve(rng.below(2000) as usize),
         // Drain: remove a run of items in insertion order.
         _ => Op::Remove(0),
     }

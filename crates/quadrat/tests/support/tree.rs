@@ -49,6 +49,10 @@ pub enum Op {
     RetainPanics(u32),
     Rebuild,
     Clear,
+    /// `reserve(n)`: nothing a caller can see changes.
+    Reserve(usize),
+    /// `shrink_to_fit`: nothing a caller can see changes either.
+    ShrinkToFit,
     /// The parallel forms (the sequential ones without feature `parallel`).
     ParInsertMany(Vec<Aabb>),
     ParRebuild,
@@ -384,6 +388,8 @@ impl Harness {
                 self.model.live = live;
             }
             Op::Rebuild => self.tree.rebuild(),
+            Op::Reserve(n) => self.tree.reserve(*n),
+            Op::ShrinkToFit => self.tree.shrink_to_fit(),
             Op::ParRebuild => {
                 #[cfg(feature = "parallel")]
                 self.tree.par_rebuild();
