@@ -76,19 +76,22 @@ impl<T> QuadTree<T> {
         let bulk = expected > 64 && expected >= self.len() / 2;
         if bulk {
             self.pack();
-            self.entries.reserve(expected);
-            self.slab.reserve(expected);
             // Slots taken from the free list are recorded as they are handed
             // out. Without one, every item gets a new slot, one after the
             // other, and their keys are made after the build, so that the
             // build's peak does not hold them too (at 1M items, 8 of 84 MB).
             let fresh = self.slab.free_head == super::NONE;
+            if fresh && self.entries.is_empty() {
+                return self.fill_empty(items, expected, parallel);
+            }
+            self.entries.reserve(expected);
+            self.slab.reserve(expected);
             let first = self.slab.slots.len();
             let mut keys = Vec::with_capacity(if fresh { 0 } else { expected });
             // Until the build, an error or a panic in the caller's iterator
             // takes back what this call added (see `Batch`).
             let mut batch = Batch {
-                packed: self.entries.len(),
+                taken: Taken::Entries(self.entries.len()),
                 tree: self,
                 armed: true,
             };
@@ -129,6 +132,63 @@ impl<T> QuadTree<T> {
             self.maybe_compact();
             Ok(keys)
         }
+    }
+
+    /// The bulk `insert_many` into a tree with no items and no free slot,
+    /// as when a tree is filled once at start-up. Every item gets the next
+    /// new slot, so its entry's slot and generation follow from its place
+    /// in the batch: the batch is taken in as bare boxes (16 bytes each,
+    /// where an entry takes 24), and the entries are made as the presort
+    /// gathers them. At 1M items, the build's peak fell from 76 to 68 MB.
+    fn fill_empty(
+        &mut self,
+        items: impl Iterator<Item = (Aabb, T)>,
+        expected: usize,
+        parallel: bool,
+    ) -> Result<Vec<Key>, Error> {
+        self.slab.reserve(expected);
+        let first = self.slab.slots.len();
+        let mut boxes: Vec<Aabb> = Vec::with_capacity(expected);
+        // Until the build, an error or a panic in the caller's iterator
+        // takes back the slots this call filled (see `Batch`).
+        let mut batch = Batch {
+            taken: Taken::Slots(first),
+            tree: self,
+            armed: true,
+        };
+        for (b, v) in items {
+            // An invalid box drops `batch`, which takes everything back.
+            b.validate()?;
+            let (_, idx) = batch.tree.slab.insert(v, 0, 0);
+            debug_assert_eq!(idx, first + boxes.len(), "a new slot");
+            boxes.push(b);
+        }
+        batch.armed = false;
+        let tree = &mut *batch.tree;
+        let generation = tree.slab.seed;
+        let entry = |i: usize| Entry {
+            aabb: boxes[i],
+            owner: (first + i) as u32,
+            generation,
+        };
+        tree.entries.clear();
+        if boxes.len() >= 1024 {
+            let parallel = tree.splits(parallel, boxes.len());
+            let (mut keys, mut spare) = (Vec::new(), Vec::new());
+            morton_order(&boxes, |b| *b, tree.world, parallel, &mut keys, &mut spare);
+            drop(spare);
+            // Gather: independent reads, whose cache misses overlap.
+            tree.entries
+                .extend(keys.iter().map(|&k| entry((k & 0xFFFF_FFFF) as usize)));
+        } else {
+            tree.entries.extend((0..boxes.len()).map(entry));
+        }
+        drop(boxes);
+        tree.build_all(parallel);
+        let slab = &tree.slab;
+        Ok((first..slab.slots.len())
+            .map(|idx| slab.key_at(idx))
+            .collect())
     }
 
     /// Rebuilds the whole tree from its items' current boxes, reusing its
@@ -209,7 +269,14 @@ impl<T> QuadTree<T> {
         }
         let parallel = self.splits(parallel, self.entries.len());
         let (mut keys, mut spare) = (Vec::new(), Vec::new());
-        morton_order(&self.entries, self.world, parallel, &mut keys, &mut spare);
+        morton_order(
+            &self.entries,
+            |e| e.aabb,
+            self.world,
+            parallel,
+            &mut keys,
+            &mut spare,
+        );
         drop(spare);
         // Gather: independent reads, whose cache misses overlap.
         let sorted: Vec<Entry> = keys
@@ -221,15 +288,16 @@ impl<T> QuadTree<T> {
     }
 }
 
-/// Fills `keys` with `(code << 32) | index` for each of `entries`, where
-/// `code` is the Morton (Z-order) code of its centre quantized to 16 bits
-/// per axis over `world`, and sorts them by code with a radix sort
-/// (`spare` is its scratch). Gathering the entries in that order lets the
+/// Fills `keys` with `(code << 32) | index` for each of `items` (entries, or
+/// bare boxes; `aabb` reads the box), where `code` is the Morton (Z-order)
+/// code of its centre quantized to 16 bits per axis over `world`, and sorts
+/// them by code with a radix sort (`spare` is its scratch). Gathering the entries in that order lets the
 /// top-down partition find nearly every entry in its bucket already. The
 /// codes only approximate the tree's exact placement; the partition that
 /// follows is exact either way.
-pub(crate) fn morton_order(
-    entries: &[Entry],
+pub(crate) fn morton_order<E: Sync>(
+    items: &[E],
+    aabb: impl Fn(&E) -> Aabb + Sync,
     w: Aabb,
     parallel: bool,
     keys: &mut Vec<u64>,
@@ -238,8 +306,8 @@ pub(crate) fn morton_order(
     let sx = 65535.0 / w.width();
     let sy = 65535.0 / w.height();
     let quantize = |v: f32, lo: f32, s: f32| ((v - lo) * s).clamp(0.0, 65535.0) as u32;
-    let key = |(i, e): (usize, &Entry)| {
-        let c = e.aabb.center();
+    let key = |(i, e): (usize, &E)| {
+        let c = aabb(e).center();
         let code = spread(quantize(c.x, w.min.x, sx)) | (spread(quantize(c.y, w.min.y, sy)) << 1);
         (u64::from(code) << 32) | i as u64
     };
@@ -247,25 +315,33 @@ pub(crate) fn morton_order(
     #[cfg(feature = "parallel")]
     if parallel {
         use rayon::prelude::*;
-        keys.par_extend(entries.par_iter().enumerate().map(key));
+        keys.par_extend(items.par_iter().enumerate().map(key));
     }
     #[cfg(not(feature = "parallel"))]
     let _ = parallel;
     if keys.is_empty() {
-        keys.extend(entries.iter().enumerate().map(key));
+        keys.extend(items.iter().enumerate().map(key));
     }
     radix_sort_codes(keys, spare);
 }
 
-/// A bulk insert under way: the entries from `packed` on were added by it.
-/// Dropped while armed (an invalid box, or a panic in the
-/// caller's iterator), it takes them back and builds the tree again from
-/// the entries it had: the same tree as before, keys and all.
+/// A bulk insert under way: what it took is in `taken`. Dropped while
+/// armed (an invalid box, or a panic in the caller's iterator), it takes
+/// that back and builds the tree again from the entries it had: the same
+/// tree as before, keys and all.
 struct Batch<'a, T> {
     tree: &'a mut QuadTree<T>,
-    packed: usize,
+    taken: Taken,
     /// Cleared once every item is in: nothing to take back then.
     armed: bool,
+}
+
+/// What a [`Batch`] has added so far.
+enum Taken {
+    /// The entries from this one on, each with its slot.
+    Entries(usize),
+    /// The slots from this one on, whose boxes wait outside the tree.
+    Slots(usize),
 }
 
 impl<T> Drop for Batch<'_, T> {
@@ -277,9 +353,20 @@ impl<T> Drop for Batch<'_, T> {
         // In reverse, so the free list hands the slots out again in the
         // order it would have; the values are dropped last, once the tree
         // is whole again (a destructor that panics then loses nothing).
-        let mut values = Vec::with_capacity(tree.entries.len() - self.packed);
-        for entry in tree.entries.drain(self.packed..).rev() {
-            values.push(tree.slab.remove_at(entry.owner as usize));
+        let mut values = Vec::new();
+        match self.taken {
+            Taken::Entries(packed) => {
+                values.reserve(tree.entries.len() - packed);
+                for entry in tree.entries.drain(packed..).rev() {
+                    values.push(tree.slab.remove_at(entry.owner as usize));
+                }
+            }
+            Taken::Slots(first) => {
+                values.reserve(tree.slab.slots.len() - first);
+                for idx in (first..tree.slab.slots.len()).rev() {
+                    values.push(tree.slab.remove_at(idx));
+                }
+            }
         }
         tree.build_all(false);
         drop(values);

@@ -537,6 +537,7 @@ impl<T> QuadTree<T> {
         if self.entries.len() >= 1024 {
             build::morton_order(
                 &self.entries,
+                |e| e.aabb,
                 self.world,
                 parallel,
                 &mut l.keys,

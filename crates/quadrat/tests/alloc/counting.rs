@@ -1,11 +1,10 @@
 //! A global allocator that counts allocations and the bytes they hold, for
 //! the tests that show a steady state allocates nothing and that a tree
-//! holds little room it does not use. The counts are global, so each test
-//! holds [`alone`] while it runs.
+//! holds little room it does not use. The counts are global: nothing else
+//! may run meanwhile (see `main.rs`).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard};
 
 /// Forwards to the system allocator, counting allocations and reallocations,
 /// and the bytes allocated and not yet freed.
@@ -36,8 +35,7 @@ unsafe impl GlobalAlloc for Counting {
     }
 }
 
-/// How many allocations `f` made, on any thread: call it while holding
-/// [`alone`].
+/// How many allocations `f` made, on any thread.
 pub(crate) fn allocations_during(f: impl FnOnce()) -> usize {
     let before = ALLOCATIONS.load(Ordering::Relaxed);
     f();
@@ -45,21 +43,10 @@ pub(crate) fn allocations_during(f: impl FnOnce()) -> usize {
 }
 
 /// `f`'s result and the bytes it still holds once it has returned (what it
-/// allocated and did not free; negative when it freed more): call it while
-/// holding [`alone`].
+/// allocated and did not free; negative when it freed more).
 pub(crate) fn held_by<R>(f: impl FnOnce() -> R) -> (R, isize) {
     let before = LIVE_BYTES.load(Ordering::Relaxed);
     let r = f();
     let after = LIVE_BYTES.load(Ordering::Relaxed);
     (r, after as isize - before as isize)
-}
-
-static ALONE: Mutex<()> = Mutex::new(());
-
-/// Keeps the other tests of this binary from running (and allocating) while
-/// the guard lives. A test that failed while holding it does not poison it.
-pub(crate) fn alone() -> MutexGuard<'static, ()> {
-    ALONE
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }

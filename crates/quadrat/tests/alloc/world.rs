@@ -5,13 +5,9 @@
 use quadrat::scenario::{Layout, Scenario};
 use quadrat::{CollisionWorld, Filter, Key, Layers, Shape, Vec2};
 
-use crate::counting::{allocations_during, alone};
+use crate::counting::allocations_during;
 
-// One test function per module: the counter is global, so each test
-// holds `alone()` while it runs.
-#[test]
-fn steady_state_steps_allocate_nothing() {
-    let _alone = alone();
+pub(crate) fn steady_state_steps_allocate_nothing() {
     let s = Scenario::new(Layout::Clustered, 20_000, 11);
     let mut world = CollisionWorld::new(s.world);
     let mut bodies: Vec<(Key, Vec2)> = Vec::new();

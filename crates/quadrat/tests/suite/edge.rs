@@ -799,3 +799,56 @@ fn a_bulk_batch_with_one_bad_box_changes_nothing() {
     assert!(more.iter().all(|&k| tree.contains_key(k)));
     tree.validate().unwrap();
 }
+
+/// A bulk batch into a tree that never held anything takes its boxes in
+/// apart from the tree (see `QuadTree::insert_many`); a bad box or a panic
+/// in the caller's iterator still leaves the tree as it was, and the next
+/// batch gets the slots a loop of inserts would then get.
+#[test]
+fn a_failed_first_batch_leaves_an_empty_tree() {
+    let batch = |n: usize, bad: Option<usize>, panic_at: Option<usize>| {
+        (0..n).map(move |i| {
+            if panic_at == Some(i) {
+                panic!("the caller's iterator fails");
+            }
+            let b = if bad == Some(i) {
+                Aabb::new([f32::INFINITY, 0.0], [1.0, 1.0])
+            } else {
+                Aabb::from_point([i as f32 * 0.05, (i % 97) as f32])
+            };
+            (b, i)
+        })
+    };
+    for n in [100, 2000] {
+        for (bad, panic_at) in [(Some(n - 1), None), (Some(0), None), (None, Some(n / 2))] {
+            let mut tree = QuadTree::new(world());
+            let mut twin = QuadTree::new(world());
+            let failed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                tree.try_insert_many(batch(n, bad, panic_at))
+            }));
+            assert!(!matches!(failed, Ok(Ok(_))), "n = {n}: the batch went in");
+            tree.validate().unwrap();
+            assert!(tree.is_empty());
+            assert_eq!(tree.node_count(), 1);
+            // The twin takes and gives back the same slots one by one.
+            let taken: Vec<_> = batch(bad.or(panic_at).unwrap(), None, None)
+                .map(|(b, v)| twin.insert(b, v))
+                .collect();
+            for &k in taken.iter().rev() {
+                twin.remove(k);
+            }
+            let keys = tree.insert_many(batch(n, None, None));
+            let twin_keys = twin.insert_many(batch(n, None, None));
+            assert_eq!(
+                keys, twin_keys,
+                "n = {n}, bad {bad:?}, panic at {panic_at:?}"
+            );
+            tree.validate().unwrap();
+            assert_eq!(tree.len(), n);
+            assert_eq!(tree.pairs(), twin.pairs());
+            for (i, &k) in keys.iter().enumerate() {
+                assert_eq!(tree.get(k), Some(&i));
+            }
+        }
+    }
+}
