@@ -1074,6 +1074,60 @@ impl<T> CollisionWorld<T> {
         self.all_changed = true;
     }
 
+    /// Makes room for at least `additional` more bodies, in the broad phase
+    /// and in the world's own arrays, so that the next `additional` bodies
+    /// added grow none of them (the tree's nodes still grow as it splits).
+    /// Adding bodies one at a time grows those arrays by doubling, and can
+    /// leave up to half of them unused; reserving first allocates them once.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, CollisionWorld, Filter, Shape};
+    /// let mut world = CollisionWorld::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    /// world.reserve(1000);
+    /// for i in 0..1000 {
+    ///     world.add(Shape::Point, [(i % 100) as f32, (i / 10) as f32], Filter::ALL, i);
+    /// }
+    /// assert_eq!(world.len(), 1000);
+    /// ```
+    pub fn reserve(&mut self, additional: usize) {
+        self.tree.reserve(additional);
+        self.placed.reserve(additional);
+        self.filters.reserve(additional);
+        self.marked.reserve(additional);
+        self.changed.reserve(additional);
+    }
+
+    /// Frees the memory the world holds beyond what its bodies need: the
+    /// tree's (see [`QuadTree::shrink_to_fit`]), the unused room of the
+    /// world's arrays, and the scratch its steps and batch moves keep for
+    /// the next call. Bodies, keys, the last step's events and the next
+    /// step's are unchanged; the next step allocates its scratch again.
+    ///
+    /// ```
+    /// use quadrat::{Aabb, CollisionWorld, Filter, Shape};
+    /// let mut world = CollisionWorld::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    /// let keys = world.add_many((0..1000).map(|i| {
+    ///     (Shape::Circle { radius: 0.6 }, [(i % 100) as f32, (i / 10) as f32], Filter::ALL, i)
+    /// }));
+    /// let touching = world.step().contacts.len();
+    /// for k in &keys[..900] {
+    ///     world.remove(*k);
+    /// }
+    /// world.shrink_to_fit();
+    /// assert_eq!(world.events().contacts.len(), touching);
+    /// assert_eq!(world.len(), 100);
+    /// assert_eq!(world.get(keys[950]), Some(&950));
+    /// ```
+    pub fn shrink_to_fit(&mut self) {
+        self.tree.shrink_to_fit();
+        self.placed.shrink_to_fit();
+        self.filters.shrink_to_fit();
+        self.marked.shrink_to_fit();
+        self.changed.shrink_to_fit();
+        self.moves = Vec::new();
+        self.steps.shrink_to_fit();
+    }
+
     /// The broad phase: every body's box (its shape's box grown by the tiny
     /// margin) with its value, for drawing the tree or asking it directly.
     ///

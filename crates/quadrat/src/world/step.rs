@@ -124,6 +124,26 @@ pub(crate) struct StepBuffers {
     pub(crate) full_pass: bool,
 }
 
+impl StepBuffers {
+    /// Keeps the last step's events, with no room to spare, and frees the
+    /// scratch: every step clears each scratch buffer before it fills it.
+    pub(crate) fn shrink_to_fit(&mut self) {
+        self.contacts.shrink_to_fit();
+        self.began.shrink_to_fit();
+        self.ended.shrink_to_fit();
+        self.previous = Vec::new();
+        self.pairs = Vec::new();
+        self.sorted = Vec::new();
+        self.counts = Vec::new();
+        self.fresh = Vec::new();
+        self.dropped = Vec::new();
+        self.unions = Vec::new();
+        self.group = Vec::new();
+        self.order = Vec::new();
+        self.found = Vec::new();
+    }
+}
+
 #[inline]
 fn by_keys(x: &ContactPair, y: &ContactPair) -> Ordering {
     x.a.cmp(&y.a).then(x.b.cmp(&y.b))

@@ -16,6 +16,7 @@ fn allocations_and_heap() {
     tree::bulk_builds_keep_little_spare_room();
     tree::shrink_to_fit_and_reserve_leave_no_spare_room();
     world::steady_state_steps_allocate_nothing();
+    world::reserve_and_shrink_to_fit();
 }
 
 #[global_allocator]

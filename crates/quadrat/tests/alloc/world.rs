@@ -5,7 +5,7 @@
 use quadrat::scenario::{Layout, Scenario};
 use quadrat::{CollisionWorld, Filter, Key, Layers, Shape, Vec2};
 
-use crate::counting::allocations_during;
+use crate::counting::{allocations_during, held_by};
 
 pub(crate) fn steady_state_steps_allocate_nothing() {
     let s = Scenario::new(Layout::Clustered, 20_000, 11);
@@ -124,4 +124,81 @@ pub(crate) fn steady_state_steps_allocate_nothing() {
     });
     assert!(!out.is_empty());
     assert_eq!(n, 0, "queries into a reused buffer allocated");
+}
+
+/// After `reserve(n)`, adding `n` bodies one by one into an empty world
+/// allocates nothing (its tree defers their placement to the first
+/// question). After most bodies are removed, `shrink_to_fit` leaves the
+/// world holding no more than a copy of it, with the same bodies and
+/// events.
+pub(crate) fn reserve_and_shrink_to_fit() {
+    let s = Scenario::new(Layout::Uniform, 20_000, 12);
+    let boxes = s.boxes();
+    let body = |i: usize| {
+        let b = boxes[i];
+        let shape = Shape::Circle {
+            radius: b.width() * 0.6,
+        };
+        (shape, b.center(), Filter::on(Layers::bit(i as u32 % 2)))
+    };
+    let (mut world, built) = held_by(|| {
+        let mut world = CollisionWorld::new(s.world);
+        world.reserve(boxes.len());
+        let adds = allocations_during(|| {
+            for i in 0..boxes.len() {
+                let (shape, pos, filter) = body(i);
+                world.add(shape, pos, filter, i);
+            }
+        });
+        assert_eq!(
+            adds,
+            0,
+            "{} reserved adds allocated {adds} times",
+            boxes.len()
+        );
+        world.step();
+        let keys: Vec<Key> = world.keys().collect();
+        for k in keys {
+            if !k.index().is_multiple_of(10) {
+                world.remove(k);
+            }
+        }
+        world.step();
+        world
+    });
+    let state = |w: &CollisionWorld<usize>| {
+        let e = w.events();
+        let bodies: Vec<_> = w.iter().map(|(k, b, &v)| (k, b, v)).collect();
+        (bodies, e.contacts.to_vec(), e.ended.len(), e.began.len())
+    };
+    let before = state(&world);
+    assert_eq!(before.0.len(), boxes.len() / 10);
+    assert!(
+        !before.1.is_empty() && before.2 > 0,
+        "contacts and ended pairs"
+    );
+    let mut twin = world.clone();
+    let ((), change) = held_by(|| world.shrink_to_fit());
+    assert_eq!(state(&world), before);
+    assert!(change < 0, "shrink_to_fit freed nothing ({change} bytes)");
+    let exact = held_by(|| world.clone()).1;
+    assert!(
+        built + change <= exact,
+        "after shrink_to_fit: {} bytes, a copy {exact} (it held {built})",
+        built + change
+    );
+    // Shown with `--nocapture`.
+    println!(
+        "a world of {} bodies drained to a tenth: {built} bytes, {} after shrink_to_fit, {exact} in a copy",
+        boxes.len(),
+        built + change
+    );
+    // The next step allocates its scratch again, and answers as the world
+    // kept before would.
+    for (k, _, _) in state(&world).0.iter().take(50) {
+        let p = world.body(*k).unwrap().position + Vec2::new(0.5, 0.0);
+        world.set_position(*k, p);
+        twin.set_position(*k, p);
+    }
+    assert_eq!(world.step(), twin.step());
 }

@@ -182,6 +182,11 @@ fn run(scene: Scene, config: Config, seed: u64, steps: usize) -> Result<usize, S
         if step % 25 == 0 {
             check_bodies(&h.world, &h.model).map_err(|e| format!("step {step}: {e}"))?;
         }
+        // Now and then the next step starts from scratch buffers freed.
+        if step % 40 == 39 {
+            h.apply(&Op::ShrinkToFit)
+                .map_err(|e| format!("step {step}: {e}"))?;
+        }
     }
     Ok(incremental)
 }

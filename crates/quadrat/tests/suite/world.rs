@@ -142,6 +142,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => any::<usize>().prop_map(Op::BadShape),
         6 => Just(Op::Step),
         1 => Just(Op::Clear),
+        1 => (0usize..500).prop_map(Op::Reserve),
+        1 => Just(Op::ShrinkToFit),
     ]
 }
 

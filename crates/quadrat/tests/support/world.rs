@@ -95,6 +95,11 @@ pub enum Op {
     TryReshape(usize, Shape),
     Step,
     Clear,
+    /// `reserve`: nothing observable changes.
+    Reserve(usize),
+    /// `shrink_to_fit`: nothing observable changes, the last step's events
+    /// included.
+    ShrinkToFit,
 }
 
 /// One move of a batch. Indices pick among the live (or removed) bodies
@@ -674,6 +679,31 @@ impl Harness {
             Op::Clear => {
                 world.clear();
                 model.dead.extend(model.live.drain(..).map(|e| e.0));
+            }
+            Op::Reserve(n) => world.reserve(n),
+            Op::ShrinkToFit => {
+                let owned = |e: Events<'_>| {
+                    let counts = (e.candidates, e.exact_tests, e.changed, e.full_pass);
+                    (
+                        e.contacts.to_vec(),
+                        e.began.to_vec(),
+                        e.ended.to_vec(),
+                        counts,
+                    )
+                };
+                let before = owned(world.events());
+                world.shrink_to_fit();
+                let after = owned(world.events());
+                if after != before {
+                    let sizes = |e: &(Vec<ContactPair>, Vec<ContactPair>, Vec<(Key, Key)>, _)| {
+                        (e.0.len(), e.1.len(), e.2.len(), e.3)
+                    };
+                    return Err(format!(
+                        "shrink_to_fit changed the last step's events: (contacts, began, ended, counts) {:?} became {:?}",
+                        sizes(&before),
+                        sizes(&after)
+                    ));
+                }
             }
         }
         if self.model.dead.len() > 4096 {
