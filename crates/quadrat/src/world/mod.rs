@@ -1102,6 +1102,9 @@ impl<T> CollisionWorld<T> {
     /// world's arrays, and the scratch its steps and batch moves keep for
     /// the next call. Bodies, keys, the last step's events and the next
     /// step's are unchanged; the next step allocates its scratch again.
+    /// The per-body arrays keep a place for every slot handed out since the
+    /// world was made, even after [`clear`](CollisionWorld::clear): the
+    /// last step's contacts may still name those slots.
     ///
     /// ```
     /// use quadrat::{Aabb, CollisionWorld, Filter, Shape};
