@@ -94,7 +94,9 @@ pub struct Events<'a> {
     pub full_pass: bool,
 }
 
-/// The last step's results, and the buffers the next one reuses.
+/// The last step's results, and the buffers the next one reuses. A
+/// scratch buffer added here must also be freed by
+/// [`shrink_to_fit`](StepBuffers::shrink_to_fit), which names each one.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct StepBuffers {
     pub(crate) contacts: Vec<ContactPair>,
