@@ -138,7 +138,9 @@ impl<T> Slab<T> {
 
     /// Makes room for `additional` more values without reallocating.
     pub(crate) fn reserve(&mut self, additional: usize) {
-        self.slots.reserve(additional);
+        // Inserts take free slots first: room is needed only beyond them.
+        let needed = self.len.saturating_add(additional);
+        self.slots.reserve(needed.saturating_sub(self.slots.len()));
     }
 
     /// The slot index of a live key.

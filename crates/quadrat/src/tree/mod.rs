@@ -823,10 +823,13 @@ impl<T> QuadTree<T> {
     }
 
     /// Makes room for at least `additional` more items, so that the next
-    /// `additional` inserts do not grow the item arrays (the nodes still
-    /// grow as the tree splits). Filling a tree one insert at a time grows
-    /// those arrays by doubling, and can leave up to half of them unused;
-    /// reserving first allocates them once, at their size.
+    /// `additional` inserts into an empty tree, which waits to place them,
+    /// grow no array. Into a placed tree they still may: a node's run that
+    /// fills up moves to the end of the entry array, and the nodes grow as
+    /// the tree splits. Filling a tree one insert at a time grows those
+    /// arrays by doubling, and can leave up to half of them unused;
+    /// reserving first allocates them once, at their size. Free slots count
+    /// as room: inserts take them first.
     ///
     /// ```
     /// use quadrat::{Aabb, QuadTree};

@@ -1076,9 +1076,11 @@ impl<T> CollisionWorld<T> {
 
     /// Makes room for at least `additional` more bodies, in the broad phase
     /// and in the world's own arrays, so that the next `additional` bodies
-    /// added grow none of them (the tree's nodes still grow as it splits).
+    /// added one by one into an empty world allocate nothing (its tree
+    /// waits to place them; see [`QuadTree::reserve`] for a placed one).
     /// Adding bodies one at a time grows those arrays by doubling, and can
     /// leave up to half of them unused; reserving first allocates them once.
+    /// The slots of removed bodies count as room: adds take them first.
     ///
     /// ```
     /// use quadrat::{Aabb, CollisionWorld, Filter, Shape};
@@ -1091,9 +1093,13 @@ impl<T> CollisionWorld<T> {
     /// ```
     pub fn reserve(&mut self, additional: usize) {
         self.tree.reserve(additional);
-        self.placed.reserve(additional);
-        self.filters.reserve(additional);
-        self.marked.reserve(additional);
+        // One place per slot: adds take free slots first, so room is needed
+        // only for the slots beyond them.
+        let slots = self.tree.len().saturating_add(additional);
+        let more = slots.saturating_sub(self.placed.len());
+        self.placed.reserve(more);
+        self.filters.reserve(more);
+        self.marked.reserve(more);
         self.changed.reserve(additional);
     }
 
@@ -1102,9 +1108,9 @@ impl<T> CollisionWorld<T> {
     /// world's arrays, and the scratch its steps and batch moves keep for
     /// the next call. Bodies, keys, the last step's events and the next
     /// step's are unchanged; the next step allocates its scratch again.
-    /// The per-body arrays keep a place for every slot handed out since the
-    /// world was made, even after [`clear`](CollisionWorld::clear): the
-    /// last step's contacts may still name those slots.
+    /// The per-body arrays keep one place per slot of the tree, free slots
+    /// included: slots outlive their bodies (and
+    /// [`clear`](CollisionWorld::clear)), and the next adds reuse them.
     ///
     /// ```
     /// use quadrat::{Aabb, CollisionWorld, Filter, Shape};

@@ -94,9 +94,7 @@ pub struct Events<'a> {
     pub full_pass: bool,
 }
 
-/// The last step's results, and the buffers the next one reuses. A
-/// scratch buffer added here must also be freed by
-/// [`shrink_to_fit`](StepBuffers::shrink_to_fit), which names each one.
+/// The last step's results, and the buffers the next one reuses.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct StepBuffers {
     pub(crate) contacts: Vec<ContactPair>,
@@ -129,20 +127,41 @@ pub(crate) struct StepBuffers {
 impl StepBuffers {
     /// Keeps the last step's events, with no room to spare, and frees the
     /// scratch: every step clears each scratch buffer before it fills it.
+    /// Every field is named, so a field added later must be sorted into
+    /// one kind or the other here.
     pub(crate) fn shrink_to_fit(&mut self) {
-        self.contacts.shrink_to_fit();
-        self.began.shrink_to_fit();
-        self.ended.shrink_to_fit();
-        self.previous = Vec::new();
-        self.pairs = Vec::new();
-        self.sorted = Vec::new();
-        self.counts = Vec::new();
-        self.fresh = Vec::new();
-        self.dropped = Vec::new();
-        self.unions = Vec::new();
-        self.group = Vec::new();
-        self.order = Vec::new();
-        self.found = Vec::new();
+        let StepBuffers {
+            contacts,
+            previous,
+            began,
+            ended,
+            pairs,
+            sorted,
+            counts,
+            fresh,
+            dropped,
+            unions,
+            group,
+            order,
+            found,
+            candidates: _,
+            exact_tests: _,
+            changed: _,
+            full_pass: _,
+        } = self;
+        contacts.shrink_to_fit();
+        began.shrink_to_fit();
+        ended.shrink_to_fit();
+        *previous = Vec::new();
+        *pairs = Vec::new();
+        *sorted = Vec::new();
+        *counts = Vec::new();
+        *fresh = Vec::new();
+        *dropped = Vec::new();
+        *unions = Vec::new();
+        *group = Vec::new();
+        *order = Vec::new();
+        *found = Vec::new();
     }
 }
 

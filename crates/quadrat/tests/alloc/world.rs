@@ -187,6 +187,15 @@ pub(crate) fn reserve_and_shrink_to_fit() {
         "after shrink_to_fit: {} bytes, a copy {exact} (it held {built})",
         built + change
     );
+    // The slots of the removed bodies count as room: reserving for as many
+    // bodies grows the entry array (24 bytes a body) and the changed list
+    // (4), not the slots or the world's per-slot arrays.
+    let removed = boxes.len() - world.len();
+    let ((), reserved) = held_by(|| world.reserve(removed));
+    assert!(
+        reserved <= 32 * removed as isize,
+        "reserve({removed}) with as many free slots took {reserved} bytes"
+    );
     // Shown with `--nocapture`.
     println!(
         "a world of {} bodies drained to a tenth: {built} bytes, {} after shrink_to_fit, {exact} in a copy",
