@@ -172,17 +172,16 @@ impl<T> QuadTree<T> {
             generation,
         };
         tree.entries.clear();
-        if boxes.len() >= 1024 {
-            let parallel = tree.splits(parallel, boxes.len());
-            let (mut keys, mut spare) = (Vec::new(), Vec::new());
-            morton_order(&boxes, |b| *b, tree.world, parallel, &mut keys, &mut spare);
-            drop(spare);
-            // Gather: independent reads, whose cache misses overlap.
-            tree.entries
-                .extend(keys.iter().map(|&k| entry((k & 0xFFFF_FFFF) as usize)));
-        } else {
-            tree.entries.extend((0..boxes.len()).map(entry));
-        }
+        let parallel = tree.splits(parallel, boxes.len());
+        gather_in_morton_order(
+            &boxes,
+            |b| *b,
+            entry,
+            tree.world,
+            parallel,
+            None,
+            &mut tree.entries,
+        );
         drop(boxes);
         tree.build_all(parallel);
         let slab = &tree.slab;
@@ -268,22 +267,17 @@ impl<T> QuadTree<T> {
             return;
         }
         let parallel = self.splits(parallel, self.entries.len());
-        let (mut keys, mut spare) = (Vec::new(), Vec::new());
-        morton_order(
-            &self.entries,
+        let from = &self.entries;
+        let mut sorted = Vec::new();
+        gather_in_morton_order(
+            from,
             |e| e.aabb,
+            |i| from[i],
             self.world,
             parallel,
-            &mut keys,
-            &mut spare,
+            None,
+            &mut sorted,
         );
-        drop(spare);
-        // Gather: independent reads, whose cache misses overlap.
-        let sorted: Vec<Entry> = keys
-            .iter()
-            .map(|&k| self.entries[(k & 0xFFFF_FFFF) as usize])
-            .collect();
-        drop(keys);
         self.entries = sorted;
     }
 }
@@ -295,7 +289,7 @@ impl<T> QuadTree<T> {
 /// top-down partition find nearly every entry in its bucket already. The
 /// codes only approximate the tree's exact placement; the partition that
 /// follows is exact either way.
-pub(crate) fn morton_order<E: Sync>(
+fn morton_order<E: Sync>(
     items: &[E],
     aabb: impl Fn(&E) -> Aabb + Sync,
     w: Aabb,
@@ -323,6 +317,36 @@ pub(crate) fn morton_order<E: Sync>(
         keys.extend(items.iter().enumerate().map(key));
     }
     radix_sort_codes(keys, spare);
+}
+
+/// Appends `make(i)` for every `i` in `0..items.len()` to `out`, in the
+/// order [`morton_order`] gives the items from 1,024 on, in their own
+/// order below that (where the sort does not pay). The sort's buffers are
+/// `kept` for the next call when given; otherwise they are local, and the
+/// radix sort's spare half is freed before the gather, so that a build's
+/// peak does not hold it (at 1M items, 8 MB).
+pub(crate) fn gather_in_morton_order<E: Sync, O>(
+    items: &[E],
+    aabb: impl Fn(&E) -> Aabb + Sync,
+    make: impl Fn(usize) -> O,
+    world: Aabb,
+    parallel: bool,
+    kept: Option<(&mut Vec<u64>, &mut Vec<u64>)>,
+    out: &mut Vec<O>,
+) {
+    if items.len() < 1024 {
+        out.extend((0..items.len()).map(make));
+        return;
+    }
+    let frees = kept.is_none();
+    let (mut own_keys, mut own_spare) = (Vec::new(), Vec::new());
+    let (keys, spare) = kept.unwrap_or((&mut own_keys, &mut own_spare));
+    morton_order(items, aabb, world, parallel, keys, spare);
+    if frees {
+        *spare = Vec::new();
+    }
+    // Gather: independent reads, whose cache misses overlap.
+    out.extend(keys.iter().map(|&k| make((k & 0xFFFF_FFFF) as usize)));
 }
 
 /// A bulk insert under way: what it took is in `taken`. Dropped while

@@ -534,22 +534,16 @@ impl<T> QuadTree<T> {
         let parallel = self.splits(parallel, self.entries.len());
         let mut l = core::mem::take(&mut *self.spare.0.lock().unwrap_or_else(|e| e.into_inner()));
         l.entries.clear();
-        if self.entries.len() >= 1024 {
-            build::morton_order(
-                &self.entries,
-                |e| e.aabb,
-                self.world,
-                parallel,
-                &mut l.keys,
-                &mut l.spare,
-            );
-            // Gather: independent reads, whose cache misses overlap.
-            let from = &self.entries;
-            l.entries
-                .extend(l.keys.iter().map(|&k| from[(k & 0xFFFF_FFFF) as usize]));
-        } else {
-            l.entries.extend_from_slice(&self.entries);
-        }
+        let from = &self.entries;
+        build::gather_in_morton_order(
+            from,
+            |e| e.aabb,
+            |i| from[i],
+            self.world,
+            parallel,
+            Some((&mut l.keys, &mut l.spare)),
+            &mut l.entries,
+        );
         let limits = build::Limits {
             max_items: self.config.max_items,
             max_depth: self.config.max_depth,
