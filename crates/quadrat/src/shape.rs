@@ -293,8 +293,8 @@ impl Shape {
         ray.intersect_aabb(&bounds, f32::INFINITY)?;
         // From farther than 64 times the size of a shape that has one, `f32`
         // arithmetic from the origin rounds by more than the shape's size:
-        // start instead where the ray enters the shape's box (in `f64`), and
-        // add that distance back.
+        // start instead a little before the ray enters the shape's box (in
+        // `f64`), and add that distance back.
         let size = bounds.width().max(bounds.height());
         let mut skip = 0.0f64;
         let mut o = o;
@@ -302,9 +302,7 @@ impl Shape {
             let cast = crate::geom::RayCast::new(&Ray::new(o, u), f32::INFINITY)?;
             let t = cast.enter(&bounds)?;
             if t > 64.0 * f64::from(size) {
-                let at = |o: f32, u: f32| (f64::from(o) + f64::from(u) * t) as f32;
-                skip = t;
-                o = Vec2::new(at(o.x, u.x), at(o.y, u.y));
+                (skip, o) = closer_origin(o, u, &bounds, t, size);
             }
         }
         let (core, radius) = narrow::core(self, pos);
@@ -415,6 +413,33 @@ fn check(fields: &[(&'static str, f32)], sizes: usize) -> Result<(), Error> {
 }
 
 /// The entry of the ray `o + t u` (`u` unit, `o` outside) into the disc.
+/// A point of the ray `o + t u` (`u` unit) shortly before it enters
+/// `bounds` at `t` (more than 64 `size`s away), and its distance along the
+/// ray, for the `f32` tests to start from; `(0, o)` when none is found.
+///
+/// The entry distance and the point are computed in `f64` from coordinates
+/// as large as the origin's: from 10¹⁷ away, each rounds by up to about a
+/// hundred units along the ray, so a point taken at the entry itself could
+/// lie past a small shape, and the ray would miss it. The point is taken 32
+/// sizes before the entry, then twice as far back until the ray from it,
+/// as rounded to `f32`, still enters the box ahead of it.
+fn closer_origin(o: Vec2, u: Vec2, bounds: &Aabb, t: f64, size: f32) -> (f64, Vec2) {
+    let at = |o: f32, u: f32, s: f64| (f64::from(o) + f64::from(u) * s) as f32;
+    let mut back = 32.0 * f64::from(size);
+    while back < t {
+        let s = t - back;
+        let p = Vec2::new(at(o.x, u.x, s), at(o.y, u.y, s));
+        let ahead = crate::geom::RayCast::new(&Ray::new(p, u), f32::INFINITY)
+            .and_then(|cast| cast.enter(bounds))
+            .is_some_and(|e| e > 0.0);
+        if ahead {
+            return (s, p);
+        }
+        back *= 2.0;
+    }
+    (0.0, o)
+}
+
 fn ray_disc(o: Vec2, u: Vec2, c: Vec2, r: f32) -> Option<RayHit> {
     let m = o - c;
     let closest = -u.dot(m); // distance along the ray to the closest approach

@@ -347,3 +347,94 @@ fn fuzz_points_at_both_zeros_in_a_zero_size_world() {
     };
     h.check(&probe).unwrap();
 }
+
+/// A ray from far away along an axis hits every shape its line crosses.
+/// From more than 64 sizes away, `Shape::raycast` starts its `f32` tests
+/// near the shape's box; that point was taken at the box's entry, computed
+/// in `f64` from coordinates as large as the origin's, so from 10¹⁵ on it
+/// could round past a shape smaller than that rounding (about a hundred
+/// units at 10¹⁷), and the ray missed: 34k of 3M such rays did. Along an
+/// axis the line is exact (the other coordinate never changes), so the
+/// right answer is known exactly here, and so is, for a box, the distance.
+#[test]
+fn far_rays_along_an_axis_hit_what_they_cross() {
+    use crate::support::shapes::Rng;
+    use quadrat::Shape;
+    let mut rng = Rng::new(17);
+    let (mut hits, mut cases) = (0, 0);
+    for i in 0..60_000 {
+        let size = 10f32.powf(rng.unit() * 3.0 - 1.0);
+        let far = size * 10f32.powf(3.0 + rng.unit() * 15.0);
+        let c = Vec2::new((rng.unit() - 0.5) * 200.0, (rng.unit() - 0.5) * 200.0);
+        // The shape, and its extent across the ray along x (y) and along y
+        // (x), in f64.
+        let (shape, across) = match i % 3 {
+            0 => (Shape::Circle { radius: size }, [f64::from(size); 2]),
+            1 => {
+                let h = Vec2::new(size, size * 0.7);
+                let across = [f64::from(h.y), f64::from(h.x)];
+                (Shape::Aabb { half_extents: h }, across)
+            }
+            _ => {
+                let hs = Vec2::new(
+                    (rng.unit() - 0.5) * size * 4.0,
+                    (rng.unit() - 0.5) * size * 4.0,
+                );
+                let r = size * 0.5;
+                let across = [
+                    f64::from(hs.y.abs()) + f64::from(r),
+                    f64::from(hs.x.abs()) + f64::from(r),
+                ];
+                (
+                    Shape::Capsule {
+                        half_segment: hs,
+                        radius: r,
+                    },
+                    across,
+                )
+            }
+        };
+        let axis = (i / 3) % 4;
+        let off = (rng.unit() - 0.5) * size * 6.0;
+        // Along x (axis 0, 1) or y (2, 3), toward the shape from either side.
+        let (origin, dir, side, centre) = match axis {
+            0 => ([c.x + far, c.y + off], [-1.0, 0.0], c.y + off, c.y),
+            1 => ([c.x - far, c.y + off], [1.0, 0.0], c.y + off, c.y),
+            2 => ([c.x + off, c.y + far], [0.0, -1.0], c.x + off, c.x),
+            _ => ([c.x + off, c.y - far], [0.0, 1.0], c.x + off, c.x),
+        };
+        let gap = (f64::from(side) - f64::from(centre)).abs();
+        let extent = across[axis / 2];
+        if (gap - extent).abs() < 1e-3 * extent {
+            continue; // within rounding of the rim
+        }
+        cases += 1;
+        let ray = Ray::new(origin, dir);
+        let hit = shape.raycast(c, ray, f32::INFINITY);
+        assert_eq!(
+            hit.is_some(),
+            gap <= extent,
+            "{shape:?} at {c:?}, ray {ray:?}: {hit:?}"
+        );
+        if let (Some(hit), Shape::Aabb { .. }) = (hit, shape) {
+            hits += 1;
+            let b = shape.aabb(c);
+            let exact = match axis {
+                0 => f64::from(origin[0]) - f64::from(b.max.x),
+                1 => f64::from(b.min.x) - f64::from(origin[0]),
+                2 => f64::from(origin[1]) - f64::from(b.max.y),
+                _ => f64::from(b.min.y) - f64::from(origin[1]),
+            };
+            let ulp = f64::from((exact as f32).next_up() - exact as f32);
+            assert!(
+                (f64::from(hit.dist) - exact).abs() <= 2.0 * ulp,
+                "{shape:?} at {c:?}, ray {ray:?}: {} against {exact}",
+                hit.dist
+            );
+        }
+    }
+    assert!(
+        cases > 50_000 && hits > 5_000,
+        "{cases} cases, {hits} box hits"
+    );
+}
