@@ -412,7 +412,6 @@ fn check(fields: &[(&'static str, f32)], sizes: usize) -> Result<(), Error> {
     Ok(())
 }
 
-/// The entry of the ray `o + t u` (`u` unit, `o` outside) into the disc.
 /// A point of the ray `o + t u` (`u` unit) shortly before it enters
 /// `bounds` at `t` (more than 64 `size`s away), and its distance along the
 /// ray, for the `f32` tests to start from; `(0, o)` when none is found.
@@ -440,6 +439,7 @@ fn closer_origin(o: Vec2, u: Vec2, bounds: &Aabb, t: f64, size: f32) -> (f64, Ve
     (0.0, o)
 }
 
+/// The entry of the ray `o + t u` (`u` unit, `o` outside) into the disc.
 fn ray_disc(o: Vec2, u: Vec2, c: Vec2, r: f32) -> Option<RayHit> {
     let m = o - c;
     let closest = -u.dot(m); // distance along the ray to the closest approach
