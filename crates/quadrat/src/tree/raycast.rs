@@ -4,11 +4,6 @@ use super::{QuadTree, STACK};
 use crate::geom::{Aabb, Ray, RayCast};
 use crate::key::Key;
 
-/// How much farther than a distance that decides, relatively, searches with
-/// the caller's own hit distances look: 2⁻²⁰, about 8 units in the last
-/// place of `f32`.
-const REACH: f32 = 1.0 + 1.0 / (1u32 << 20) as f32;
-
 impl<T> QuadTree<T> {
     /// The first item whose box the ray hits within `max_dist`, with its
     /// Euclidean distance from the ray's origin (0 when the origin is inside
@@ -33,12 +28,11 @@ impl<T> QuadTree<T> {
     /// The first hit by a test of your own, such as the exact shape inside
     /// each box: `hit(key, value, box)` returns the distance along the ray at
     /// which it hits the item, or `None` for a miss (or to skip the item).
-    /// It must never be less than the distance at which the ray enters the
-    /// item's box (a smaller one is raised to it; within a relative 2⁻²⁰,
-    /// which covers a distance computed in `f32` rounding a few units in the
-    /// last place below the box's, the item is still found); returning
-    /// `Some(0.0)` means "at the box" (the box's own entry distance is used
-    /// then, as [`raycast`](QuadTree::raycast) does).
+    /// A distance less than the one at which the ray enters the item's box
+    /// is raised to it, so a distance computed in `f32` that rounds a few
+    /// units in the last place below the box's is still found, and
+    /// `Some(0.0)` means "at the box" (the box's own entry distance, as
+    /// [`raycast`](QuadTree::raycast) reports).
     ///
     /// ```
     /// use quadrat::{Aabb, QuadTree, Ray, Shape, Vec2};
@@ -70,19 +64,18 @@ impl<T> QuadTree<T> {
         max_dist: f32,
         mut hit: Option<F>,
     ) -> Option<(Key, f32)> {
-        // How far past the best hit so far (or `max_dist`) boxes are still
-        // searched. By box distance, exactly that far. A hit distance of the
-        // caller's, computed another way, may round a few units in the last
-        // place below its box's: a relative 2⁻²⁰ more keeps such items found.
-        let reach = if hit.is_some() { REACH } else { 1.0 };
-        let cast = RayCast::new(&ray, max_dist * reach)?;
+        // Boxes are searched up to the best hit so far (or `max_dist`), and
+        // no farther: a hit is never nearer than its box's entry (a caller's
+        // smaller distance is raised to it), so a box entered beyond the
+        // best holds nothing better.
+        let cast = RayCast::new(&ray, max_dist)?;
         // Where the ray enters a box, as the `f32` distance results report;
         // `None` beyond `max_dist`. Never less for a box inside another, so
         // bounds prune: a node entered beyond the best hit so far holds
         // nothing better (ties by key still count, so only "beyond" prunes).
         let enter = |b: &Aabb| cast.enter(b).map(|t| t as f32);
         let mut best: Option<(f32, u32)> = None;
-        let limit = |best: &Option<(f32, u32)>| best.map_or(max_dist, |b| b.0) * reach;
+        let limit = |best: &Option<(f32, u32)>| best.map_or(max_dist, |b| b.0);
         let ix = self.ix();
         let mut stack = [(0u32, 0f32); STACK];
         let mut top = 1;
@@ -156,7 +149,7 @@ impl<T> QuadTree<T> {
     /// ```
     #[must_use]
     pub fn raycast_all(&self, ray: Ray, max_dist: f32) -> Vec<(Key, f32)> {
-        self.raycast_all_impl(ray, max_dist, 1.0, |_, _, _| Some(0.0))
+        self.raycast_all_impl(ray, max_dist, |_, _, _| Some(0.0))
     }
 
     /// Every hit by a test of your own (see
@@ -167,21 +160,19 @@ impl<T> QuadTree<T> {
         max_dist: f32,
         hit: impl FnMut(Key, &T, Aabb) -> Option<f32>,
     ) -> Vec<(Key, f32)> {
-        // Searched a little past `max_dist`, as `raycast_with` searches; the
-        // hits are then held to `max_dist`.
-        self.raycast_all_impl(ray, max_dist, REACH, hit)
+        self.raycast_all_impl(ray, max_dist, hit)
     }
 
-    /// Both forms: boxes are searched up to `max_dist * reach`.
+    /// Both forms: boxes entered up to `max_dist`; a hit is never nearer
+    /// than its box's entry.
     fn raycast_all_impl(
         &self,
         ray: Ray,
         max_dist: f32,
-        reach: f32,
         mut hit: impl FnMut(Key, &T, Aabb) -> Option<f32>,
     ) -> Vec<(Key, f32)> {
         let mut out = Vec::new();
-        let Some(cast) = RayCast::new(&ray, max_dist * reach) else {
+        let Some(cast) = RayCast::new(&ray, max_dist) else {
             return out;
         };
         let enter = |b: &Aabb| cast.enter(b).map(|t| t as f32);

@@ -438,3 +438,146 @@ fn far_rays_along_an_axis_hit_what_they_cross() {
         "{cases} cases, {hits} box hits"
     );
 }
+
+/// `nearest_with` takes a caller's distance up to a relative 2⁻²⁰ below the
+/// box's, as an exact distance computed in `f32` may round. A search that
+/// stopped at exactly the k-th best distance skipped a box at a distance
+/// just above it whose item's own distance was below: the collision world's
+/// nearest missed a body about 1e-11 from the point (the `world_ops` input
+/// `regression-nearest-rounding`). Here a column of boxes lies at one box
+/// distance, each reporting a little less, among random boxes, at scales
+/// from 1e-11 to 1e10; the answer must be brute force's.
+#[test]
+fn nearest_with_finds_distances_that_round_below_their_box() {
+    use crate::support::shapes::Rng;
+    let mut rng = Rng::new(29);
+    let mut checked = 0;
+    for scale in [1e-11f32, 1e-3, 1.0, 1e10] {
+        for round in 0..40 {
+            let mut tree = QuadTree::with_config(
+                Aabb::new([0.0, 0.0], [100.0 * scale, 100.0 * scale]),
+                Config {
+                    max_items: 2 + round % 6,
+                    ..Config::default()
+                },
+            );
+            let p = Vec2::new(rng.range(20.0, 80.0) * scale, rng.range(20.0, 80.0) * scale);
+            let gap = rng.range(1.0, 10.0) * scale;
+            // How far below its box's distance each item reports, relative.
+            let below = |rng: &mut Rng| 1.0 - f64::from(rng.unit()) / f64::from(1u32 << 21);
+            let mut items = Vec::new();
+            for i in 0..60 {
+                let b = if i % 2 == 0 {
+                    // On the column at `gap` to the right of `p`, across it.
+                    let x = p.x + gap;
+                    let lo = p.y - rng.range(0.0, 20.0) * scale;
+                    let w = rng.range(0.0, 5.0) * scale;
+                    Aabb::new([x, lo], [x + w, p.y + rng.range(0.0, 20.0) * scale])
+                } else {
+                    let c = Vec2::new(rng.range(0.0, 100.0) * scale, rng.range(0.0, 100.0) * scale);
+                    let h = rng.range(0.0, 3.0) * scale;
+                    Aabb::new(c - Vec2::splat(h), c + Vec2::splat(h))
+                };
+                items.push(tree.insert(b, below(&mut rng)));
+            }
+            // The box's distance in f64, scaled by the item's own factor.
+            let dist = |_: Key, f: &f64, b: Aabb| {
+                let dx = (f64::from(b.min.x) - f64::from(p.x))
+                    .max(f64::from(p.x) - f64::from(b.max.x))
+                    .max(0.0);
+                let dy = (f64::from(b.min.y) - f64::from(p.y))
+                    .max(f64::from(p.y) - f64::from(b.max.y))
+                    .max(0.0);
+                Some(((dx * dx + dy * dy).sqrt() * f) as f32)
+            };
+            let mut all: Vec<(Key, f32)> = items
+                .iter()
+                .map(|&k| (k, dist(k, &tree[k], tree.aabb(k).unwrap()).unwrap()))
+                .collect();
+            all.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+            for k in [1, 3, 10, 30] {
+                assert_eq!(
+                    tree.nearest_with(p, k, dist),
+                    all[..k].to_vec(),
+                    "scale {scale}, round {round}, k {k}"
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(checked, 4 * 40 * 4);
+}
+
+/// The ray casts with a caller's test raise a hit distance below its box's
+/// entry to the entry, so a box entered beyond the best hit so far can be
+/// passed over. Without the raise, a hit that rounds below its box's entry
+/// beats one at the true entry, and the cast returns whichever of a column
+/// of such boxes it happened to visit first. Here a column of boxes across
+/// the ray at one entry distance each report a little less, among random
+/// boxes, at scales from 1e-11 to 1e10; the answers must be the raised
+/// distances, ties by key.
+#[test]
+fn ray_casts_with_raise_hits_below_their_box_to_its_entry() {
+    use crate::support::shapes::Rng;
+    let mut rng = Rng::new(31);
+    let mut checked = 0;
+    for scale in [1e-11f32, 1e-3, 1.0, 1e10] {
+        for round in 0..40 {
+            let mut tree = QuadTree::with_config(
+                Aabb::new([0.0, 0.0], [100.0 * scale, 100.0 * scale]),
+                Config {
+                    max_items: 2 + round % 6,
+                    ..Config::default()
+                },
+            );
+            let o = Vec2::new(rng.range(5.0, 50.0) * scale, rng.range(20.0, 80.0) * scale);
+            let gap = rng.range(1.0, 10.0) * scale;
+            for i in 0..60 {
+                let b = if i % 2 == 0 {
+                    // Across the ray at `gap` from its origin.
+                    let x = o.x + gap;
+                    let w = rng.range(0.0, 5.0) * scale;
+                    let (lo, hi) = (rng.range(0.0, 20.0), rng.range(0.0, 20.0));
+                    Aabb::new([x, o.y - lo * scale], [x + w, o.y + hi * scale])
+                } else {
+                    let c = Vec2::new(rng.range(0.0, 100.0) * scale, rng.range(0.0, 100.0) * scale);
+                    let h = rng.range(0.0, 3.0) * scale;
+                    Aabb::new(c - Vec2::splat(h), c + Vec2::splat(h))
+                };
+                // How far below its box's entry the item reports: a
+                // relative 2⁻²¹ at most, or 0 ("at the box") for one in 8.
+                let f = if rng.chance(12) {
+                    0.0
+                } else {
+                    1.0 - f64::from(rng.unit()) / f64::from(1u32 << 21)
+                };
+                tree.insert(b, f);
+            }
+            let ray = Ray::new(o, [1.0, 0.0]);
+            // Along +x from `o`, a box the ray crosses is entered at its min.x.
+            let hit = |_: Key, f: &f64, b: Aabb| {
+                let t = (f64::from(b.min.x) - f64::from(o.x)).max(0.0);
+                Some((t * f) as f32)
+            };
+            for max_dist in [f32::INFINITY, gap, gap * 2.0] {
+                // Brute force: each box the ray enters within `max_dist`,
+                // at the larger of its hit and its entry.
+                let mut all: Vec<(Key, f32)> = tree
+                    .raycast_all(ray, max_dist)
+                    .into_iter()
+                    .map(|(k, t0)| (k, hit(k, &tree[k], tree.aabb(k).unwrap()).unwrap().max(t0)))
+                    .collect();
+                all.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+                let at = format!("scale {scale}, round {round}, max_dist {max_dist}");
+                assert_eq!(tree.raycast_all_with(ray, max_dist, hit), all, "{at}");
+                assert_eq!(
+                    tree.raycast_with(ray, max_dist, hit),
+                    all.first().copied(),
+                    "{at}"
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(checked, 4 * 40 * 3);
+}
