@@ -18,7 +18,7 @@ pub(crate) struct NodeFilter {
 
 /// What the pair walk counts as it goes. [`for_each_pair`](QuadTree::for_each_pair)
 /// walks with [`NoTally`], whose methods do nothing and compile away, and
-/// [`pair_stats`](QuadTree::pair_stats) with [`Counts`].
+/// [`pair_stats`](QuadTree::pair_stats) with [`PairStats`].
 pub(crate) trait Tally {
     /// Two items' boxes were compared.
     fn box_test(&mut self);
