@@ -515,12 +515,13 @@ fn nearest_with_finds_distances_that_round_below_their_box() {
 /// of such boxes it happened to visit first. Here a column of boxes across
 /// the ray at one entry distance each report a little less, among random
 /// boxes, at scales from 1e-11 to 1e10; the answers must be the raised
-/// distances, ties by key.
+/// distances, ties by key. Some hits lie beyond their entry, and past
+/// `max_dist`: those are not hits.
 #[test]
 fn ray_casts_with_raise_hits_below_their_box_to_its_entry() {
     use crate::support::shapes::Rng;
     let mut rng = Rng::new(31);
-    let mut checked = 0;
+    let (mut checked, mut beyond) = (0, 0);
     for scale in [1e-11f32, 1e-3, 1.0, 1e10] {
         for round in 0..40 {
             let mut tree = QuadTree::with_config(
@@ -545,28 +546,39 @@ fn ray_casts_with_raise_hits_below_their_box_to_its_entry() {
                     Aabb::new(c - Vec2::splat(h), c + Vec2::splat(h))
                 };
                 // How far below its box's entry the item reports: a
-                // relative 2⁻²¹ at most, or 0 ("at the box") for one in 8.
+                // relative 2⁻²¹ at most, or 0 ("at the box") for one in 8,
+                // or up to three times beyond it (past `max_dist`, maybe)
+                // for one in 4.
                 let f = if rng.chance(12) {
                     0.0
+                } else if rng.chance(25) {
+                    1.0 + 2.0 * f64::from(rng.unit())
                 } else {
                     1.0 - f64::from(rng.unit()) / f64::from(1u32 << 21)
                 };
                 tree.insert(b, f);
             }
+            // Entered at a quarter of `gap`, hit at three quarters: within
+            // `max_dist` = `gap`, beyond `max_dist` = `gap / 2`.
+            let (x, y) = (o.x + gap * 0.25, o.y);
+            tree.insert(Aabb::new([x, y - gap], [x + gap * 0.1, y + gap]), 3.0);
             let ray = Ray::new(o, [1.0, 0.0]);
             // Along +x from `o`, a box the ray crosses is entered at its min.x.
             let hit = |_: Key, f: &f64, b: Aabb| {
                 let t = (f64::from(b.min.x) - f64::from(o.x)).max(0.0);
                 Some((t * f) as f32)
             };
-            for max_dist in [f32::INFINITY, gap, gap * 2.0] {
+            for max_dist in [f32::INFINITY, gap * 0.5, gap, gap * 2.0] {
                 // Brute force: each box the ray enters within `max_dist`,
-                // at the larger of its hit and its entry.
+                // at the larger of its hit and its entry, if that is within
+                // `max_dist` too.
                 let mut all: Vec<(Key, f32)> = tree
                     .raycast_all(ray, max_dist)
                     .into_iter()
                     .map(|(k, t0)| (k, hit(k, &tree[k], tree.aabb(k).unwrap()).unwrap().max(t0)))
+                    .filter(|&(_, d)| d <= max_dist)
                     .collect();
+                beyond += tree.raycast_all(ray, max_dist).len() - all.len();
                 all.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
                 let at = format!("scale {scale}, round {round}, max_dist {max_dist}");
                 assert_eq!(tree.raycast_all_with(ray, max_dist, hit), all, "{at}");
@@ -579,5 +591,6 @@ fn ray_casts_with_raise_hits_below_their_box_to_its_entry() {
             }
         }
     }
-    assert_eq!(checked, 4 * 40 * 3);
+    assert_eq!(checked, 4 * 40 * 4);
+    assert!(beyond > 100, "{beyond} hits beyond max_dist");
 }
