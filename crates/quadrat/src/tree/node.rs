@@ -7,12 +7,13 @@ use crate::geom::{Aabb, Vec2};
 use crate::key::Key;
 
 /// One node of the tree. The four children of a node are contiguous in
-/// [`QuadTree::nodes`](super::QuadTree::nodes), starting at `children`; the node's items are the
-/// contiguous run `start .. start + len` of the entry array. Its geometry
-/// is kept apart, in [`QuadTree::geo`](super::QuadTree::geo) at the same index: what queries,
-/// ray casts, `nearest` and the pair walk read of a node fits in 60 bytes
-/// this way, and a block of four children in about five cache lines
-/// instead of seven.
+/// [`QuadTree::nodes`](super::QuadTree::nodes), starting at `children`;
+/// the node's items are the contiguous run `start .. start + len` of the
+/// entry array. Its geometry is kept apart, in
+/// [`QuadTree::geo`](super::QuadTree::geo) at the same index: what
+/// queries, ray casts, `nearest` and the pair walk read of a node fits in
+/// 60 bytes this way, and a block of four children in about five cache
+/// lines instead of seven.
 #[derive(Clone, Debug)]
 pub(crate) struct Node {
     /// Index of the first of four children, or [`NONE`] for a leaf.
@@ -45,8 +46,8 @@ pub(crate) struct Node {
 /// Where a node lies: its cell, its loose bounds and which of its sides lie
 /// on the world's border. A pure function of the node's path from the
 /// root ([`Geo::root`], then [`Geo::child`] at each step), kept in
-/// [`QuadTree::geo`](super::QuadTree::geo) beside the nodes: placement reads it, the queries,
-/// ray casts, `nearest` and the pair walks do not.
+/// [`QuadTree::geo`](super::QuadTree::geo) beside the nodes: placement
+/// reads it, the queries, ray casts, `nearest` and the pair walks do not.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Geo {
     /// The quadrant of space the node covers.
