@@ -19,6 +19,18 @@ fn grid(nx: usize, ny: usize, spacing: f32, offset: f32) -> Vec<Aabb> {
     out
 }
 
+/// An empty tree over `[0, 100 * scale]²`, splitting at 2 to 7 items by
+/// `round`.
+fn scaled_tree<T>(scale: f32, round: usize) -> QuadTree<T> {
+    QuadTree::with_config(
+        Aabb::new([0.0, 0.0], [100.0 * scale, 100.0 * scale]),
+        Config {
+            max_items: 2 + round % 6,
+            ..Config::default()
+        },
+    )
+}
+
 /// Removes every key in order, validating the tree and checking that the
 /// rest is still found after each removal.
 fn drain_in_order(tree: &mut QuadTree<usize>, keys: &[Key], boxes: &[Aabb]) {
@@ -454,13 +466,7 @@ fn nearest_with_finds_distances_that_round_below_their_box() {
     let mut checked = 0;
     for scale in [1e-11f32, 1e-3, 1.0, 1e10] {
         for round in 0..40 {
-            let mut tree = QuadTree::with_config(
-                Aabb::new([0.0, 0.0], [100.0 * scale, 100.0 * scale]),
-                Config {
-                    max_items: 2 + round % 6,
-                    ..Config::default()
-                },
-            );
+            let mut tree = scaled_tree(scale, round);
             let p = Vec2::new(rng.range(20.0, 80.0) * scale, rng.range(20.0, 80.0) * scale);
             let gap = rng.range(1.0, 10.0) * scale;
             // How far below its box's distance each item reports, relative.
@@ -524,13 +530,7 @@ fn ray_casts_with_raise_hits_below_their_box_to_its_entry() {
     let (mut checked, mut beyond) = (0, 0);
     for scale in [1e-11f32, 1e-3, 1.0, 1e10] {
         for round in 0..40 {
-            let mut tree = QuadTree::with_config(
-                Aabb::new([0.0, 0.0], [100.0 * scale, 100.0 * scale]),
-                Config {
-                    max_items: 2 + round % 6,
-                    ..Config::default()
-                },
-            );
+            let mut tree = scaled_tree(scale, round);
             let o = Vec2::new(rng.range(5.0, 50.0) * scale, rng.range(20.0, 80.0) * scale);
             let gap = rng.range(1.0, 10.0) * scale;
             for i in 0..60 {

@@ -312,6 +312,21 @@ proptest! {
 // ---------------------------------------------------------------------------
 // Hand-written cases
 
+/// The `i % 4`-th of a disc, a box, a capsule and a point, of `size`.
+fn shape_of_kind(i: u32, size: f32) -> Shape {
+    match i % 4 {
+        0 => ball(size),
+        1 => Shape::Aabb {
+            half_extents: Vec2::new(size, size * 0.5),
+        },
+        2 => Shape::Capsule {
+            half_segment: Vec2::new(size, -size * 0.5),
+            radius: size * 0.25,
+        },
+        _ => Shape::Point,
+    }
+}
+
 fn ball(r: f32) -> Shape {
     Shape::Circle { radius: r }
 }
@@ -827,17 +842,7 @@ fn worlds_at_every_scale_match_brute_force() {
             |rng: &mut Rng| Vec2::new(rng.range(0.0, 100.0) * scale, rng.range(0.0, 100.0) * scale);
         for i in 0..300u32 {
             let size = rng.range(0.0, 4.0) * scale;
-            let shape = match i % 4 {
-                0 => ball(size),
-                1 => Shape::Aabb {
-                    half_extents: Vec2::new(size, size * 0.5),
-                },
-                2 => Shape::Capsule {
-                    half_segment: Vec2::new(size, -size * 0.5),
-                    radius: size * 0.25,
-                },
-                _ => Shape::Point,
-            };
+            let shape = shape_of_kind(i, size);
             let op = Op::Add(shape, at(&mut rng), Filter::on(Layers::bit(0)));
             h.apply(&op).unwrap();
         }
@@ -881,17 +886,7 @@ fn exact_distances_never_undercut_the_broad_phase_box() {
             |rng: &mut Rng| Vec2::new(rng.range(0.0, 100.0) * scale, rng.range(0.0, 100.0) * scale);
         for i in 0..400u32 {
             let size = rng.range(0.0, 8.0) * scale;
-            let shape = match i % 4 {
-                0 => ball(size),
-                1 => Shape::Aabb {
-                    half_extents: Vec2::new(size, size * 0.5),
-                },
-                2 => Shape::Capsule {
-                    half_segment: Vec2::new(size, -size * 0.5),
-                    radius: size * 0.25,
-                },
-                _ => Shape::Point,
-            };
+            let shape = shape_of_kind(i, size);
             world.add(shape, at(&mut rng), Filter::ALL, ());
         }
         for _ in 0..200 {
