@@ -439,6 +439,57 @@ fn layer_rule_is_symmetric_and_needs_both_sides() {
     assert_eq!(events.began[0].keys(), (player, wall));
 }
 
+/// The full pass skips every run and subtree whose layers cannot meet the
+/// other side's (the layer unions), so that pairs across layers that never
+/// interact are not even candidates when they sit in different nodes. Here
+/// wide planks across the world's middle stay in the root, small dust in the
+/// nodes below; planks meet only planks and dust only dust. Every candidate
+/// must then pass the layer filter, although hundreds of plank–dust boxes
+/// touch (which the same world with one more bit in each mask counts).
+#[test]
+fn layer_unions_keep_pairs_that_cannot_interact_out_of_the_candidates() {
+    const PLANK: Layers = Layers::bit(0);
+    const DUST: Layers = Layers::bit(1);
+    let world_box = Aabb::new([0.0, 0.0], [1000.0, 1000.0]);
+    let step = |planks: Filter, dust: Filter| {
+        let mut world = CollisionWorld::new(world_box);
+        let plank = Shape::Aabb {
+            half_extents: Vec2::new(300.0, 20.0),
+        };
+        for i in 0..8 {
+            // Overlapping one another in pairs: some plank pairs are real.
+            let y = 100.0 + 100.0 * (i / 2) as f32 + 15.0 * (i % 2) as f32;
+            world.add(plank, [500.0, y], planks, ());
+        }
+        let mut rng = Rng::new(5);
+        for _ in 0..2_000 {
+            let at = [rng.range(0.0, 1000.0), rng.range(0.0, 1000.0)];
+            world.add(ball(3.0), at, dust, ());
+        }
+        let e = world.step();
+        assert!(e.full_pass, "the first step takes the full pass");
+        (e.candidates, e.exact_tests, e.contacts.len())
+    };
+    let apart = step(
+        Filter::on(PLANK).colliding_with(PLANK),
+        Filter::on(DUST).colliding_with(DUST),
+    );
+    let together = step(
+        Filter::on(PLANK).colliding_with(PLANK | DUST),
+        Filter::on(DUST).colliding_with(PLANK | DUST),
+    );
+    let (candidates, exact_tests, contacts) = apart;
+    assert!(contacts >= 4, "plank and dust pairs touch: {apart:?}");
+    assert!(
+        together.1 >= exact_tests + 200,
+        "hundreds of plank–dust boxes touch: {together:?} against {apart:?}"
+    );
+    assert_eq!(
+        candidates, exact_tests,
+        "pairs across layers that never interact were candidates: {apart:?}"
+    );
+}
+
 #[test]
 fn events_follow_moves_reshapes_removals_and_reuse() {
     let mut world = CollisionWorld::new(WORLD);
