@@ -490,6 +490,85 @@ fn layer_unions_keep_pairs_that_cannot_interact_out_of_the_candidates() {
     );
 }
 
+/// The same pruning one level down: a node's own run is skipped when only
+/// its subtree can meet the other side. Boulders, too large for the deepest
+/// cells, stay in the runs of nodes below the root, over the planks; below
+/// them, rods meet the planks. Each such node's subtree may then interact
+/// with the planks, its own run may not, and no plank–boulder pair may be a
+/// candidate (the same world with planks and boulders seeing each other
+/// tests dozens).
+#[test]
+fn layer_unions_skip_a_run_whose_subtree_alone_can_interact() {
+    const PLANK: Layers = Layers::bit(0);
+    const ROD: Layers = Layers::bit(1);
+    const BOULDER: Layers = Layers::bit(2);
+    let world_box = Aabb::new([0.0, 0.0], [1000.0, 1000.0]);
+    let step = |planks: Filter, boulders: Filter| {
+        // Small leaves, so that every boulder's node has rods below it.
+        let config = Config {
+            max_items: 1,
+            ..Config::DEFAULT
+        };
+        let mut world = CollisionWorld::with_config(world_box, config);
+        let plank = Shape::Aabb {
+            half_extents: Vec2::new(300.0, 20.0),
+        };
+        for i in 0..4 {
+            world.add(plank, [500.0, 150.0 + 200.0 * i as f32], planks, ());
+        }
+        let mut rng = Rng::new(9);
+        for _ in 0..2_000 {
+            let at = [rng.range(0.0, 1000.0), rng.range(0.0, 1000.0)];
+            let rod = Filter::on(ROD).colliding_with(PLANK | ROD | BOULDER);
+            world.add(ball(3.0), at, rod, ());
+        }
+        let boulder = Shape::Aabb {
+            half_extents: Vec2::new(50.0, 50.0),
+        };
+        for i in 0..4 {
+            for j in 0..12 {
+                let at = [215.0 + 50.0 * j as f32, 150.0 + 200.0 * i as f32];
+                world.add(boulder, at, boulders, ());
+            }
+        }
+        let held_below_the_root = world
+            .tree()
+            .nodes()
+            .filter(|n| n.depth > 0 && !n.is_leaf && n.items > 0)
+            .count();
+        let e = world.step();
+        assert!(e.full_pass, "the first step takes the full pass");
+        (
+            e.candidates,
+            e.exact_tests,
+            e.contacts.len(),
+            held_below_the_root,
+        )
+    };
+    let apart = step(
+        Filter::on(PLANK).colliding_with(PLANK | ROD),
+        Filter::on(BOULDER).colliding_with(ROD | BOULDER),
+    );
+    let together = step(
+        Filter::on(PLANK).colliding_with(PLANK | ROD | BOULDER),
+        Filter::on(BOULDER).colliding_with(ROD | BOULDER | PLANK),
+    );
+    let (candidates, exact_tests, contacts, held_below_the_root) = apart;
+    assert!(
+        held_below_the_root > 0,
+        "boulders stay in nodes with children: {apart:?}"
+    );
+    assert!(contacts >= 4, "planks meet rods: {apart:?}");
+    assert!(
+        together.1 >= exact_tests + 40,
+        "the boulders touch the planks: {together:?} against {apart:?}"
+    );
+    assert_eq!(
+        candidates, exact_tests,
+        "a run whose layers cannot meet the planks' was swept: {apart:?}"
+    );
+}
+
 #[test]
 fn events_follow_moves_reshapes_removals_and_reuse() {
     let mut world = CollisionWorld::new(WORLD);
