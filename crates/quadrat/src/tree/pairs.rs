@@ -421,8 +421,46 @@ impl<'t, E: FnMut(&Entry, &Entry) + ?Sized, C: Tally> PairFinder<'t, E, C> {
             return;
         }
         match filter::<_, true>(rb, &ta, &mut self.near_b, tally) {
-            Some(fb) => sweep_between(fa, fb, self.emit, tally),
+            Some(fb) => cross(fa, fb, self.emit, tally),
             None => sweep_between(ra, rb, self.emit, tally),
+        }
+    }
+}
+
+/// Every intersecting pair of an entry of `a` with one of `b`, both at
+/// most [`FILTER`]` + 1` long (filtered runs): each entry of `a` is tested
+/// against all of `b`, without a branch on the outcome, and its hits are
+/// emitted after. Between two filtered runs most of the tests hit and the
+/// rest are a coin toss, so the merge sweep's branches (which entry comes
+/// first, whether it still overlaps in `x` and in `y`) mispredicted far
+/// more often than a few extra tests cost: at 1M boxes the pair walk took
+/// 0.76–0.78× the time in mixed scenes, 0.70× in clustered and 0.88× in
+/// uniform (see ARCHITECTURE, *Queries and pairs*).
+#[inline]
+fn cross<E: FnMut(&Entry, &Entry) + ?Sized, C: Tally>(
+    a: &[Entry],
+    b: &[Entry],
+    emit: &mut E,
+    tally: &mut C,
+) {
+    debug_assert!(a.len() <= FILTER + 1 && b.len() <= FILTER + 1);
+    let mut hits = [0u8; FILTER + 1];
+    for x in a {
+        let mut k = 0;
+        for (j, y) in b.iter().enumerate() {
+            tally.box_test();
+            // `Aabb::intersects` without its short-circuits.
+            hits[k] = j as u8;
+            let (p, q) = (&x.aabb, &y.aabb);
+            let hit = (p.min.x <= q.max.x)
+                & (q.min.x <= p.max.x)
+                & (p.min.y <= q.max.y)
+                & (q.min.y <= p.max.y);
+            k += usize::from(hit);
+        }
+        for &j in &hits[..k] {
+            tally.pair();
+            emit(x, &b[j as usize]);
         }
     }
 }
