@@ -493,18 +493,18 @@ fn layer_unions_keep_pairs_that_cannot_interact_out_of_the_candidates() {
 /// The same pruning one level down: a node's own run is skipped when only
 /// its subtree can meet the other side. Boulders, too large for the deepest
 /// cells, stay in the runs of nodes below the root, over the planks; below
-/// them, rods meet the planks. Each such node's subtree may then interact
+/// them, pebbles meet the planks. Each such node's subtree may then interact
 /// with the planks, its own run may not, and no plank–boulder pair may be a
 /// candidate (the same world with planks and boulders seeing each other
 /// tests dozens).
 #[test]
 fn layer_unions_skip_a_run_whose_subtree_alone_can_interact() {
     const PLANK: Layers = Layers::bit(0);
-    const ROD: Layers = Layers::bit(1);
+    const PEBBLE: Layers = Layers::bit(1);
     const BOULDER: Layers = Layers::bit(2);
     let world_box = Aabb::new([0.0, 0.0], [1000.0, 1000.0]);
     let step = |planks: Filter, boulders: Filter| {
-        // Small leaves, so that every boulder's node has rods below it.
+        // Small leaves, so that every boulder's node has pebbles below it.
         let config = Config {
             max_items: 1,
             ..Config::DEFAULT
@@ -519,8 +519,8 @@ fn layer_unions_skip_a_run_whose_subtree_alone_can_interact() {
         let mut rng = Rng::new(9);
         for _ in 0..2_000 {
             let at = [rng.range(0.0, 1000.0), rng.range(0.0, 1000.0)];
-            let rod = Filter::on(ROD).colliding_with(PLANK | ROD | BOULDER);
-            world.add(ball(3.0), at, rod, ());
+            let pebble = Filter::on(PEBBLE).colliding_with(PLANK | PEBBLE | BOULDER);
+            world.add(ball(3.0), at, pebble, ());
         }
         let boulder = Shape::Aabb {
             half_extents: Vec2::new(50.0, 50.0),
@@ -546,19 +546,19 @@ fn layer_unions_skip_a_run_whose_subtree_alone_can_interact() {
         )
     };
     let apart = step(
-        Filter::on(PLANK).colliding_with(PLANK | ROD),
-        Filter::on(BOULDER).colliding_with(ROD | BOULDER),
+        Filter::on(PLANK).colliding_with(PLANK | PEBBLE),
+        Filter::on(BOULDER).colliding_with(PEBBLE | BOULDER),
     );
     let together = step(
-        Filter::on(PLANK).colliding_with(PLANK | ROD | BOULDER),
-        Filter::on(BOULDER).colliding_with(ROD | BOULDER | PLANK),
+        Filter::on(PLANK).colliding_with(PLANK | PEBBLE | BOULDER),
+        Filter::on(BOULDER).colliding_with(PEBBLE | BOULDER | PLANK),
     );
     let (candidates, exact_tests, contacts, held_below_the_root) = apart;
     assert!(
         held_below_the_root > 0,
         "boulders stay in nodes with children: {apart:?}"
     );
-    assert!(contacts >= 4, "planks meet rods: {apart:?}");
+    assert!(contacts >= 4, "planks meet pebbles: {apart:?}");
     assert!(
         together.1 >= exact_tests + 40,
         "the boulders touch the planks: {together:?} against {apart:?}"
