@@ -428,7 +428,7 @@ impl<'t, E: FnMut(&Entry, &Entry) + ?Sized, C: Tally> PairFinder<'t, E, C> {
 }
 
 /// Every intersecting pair of an entry of `a` with one of `b`, both at
-/// most [`FILTER`]` + 1` long (filtered runs): each entry of `a` is tested
+/// most [`FILTER`] long (runs as [`filter`] leaves them): each entry of `a` is tested
 /// against all of `b`, without a branch on the outcome, and its hits are
 /// emitted after. Between two filtered runs most of the tests hit and the
 /// rest are a coin toss, so the merge sweep's branches (which entry comes
@@ -443,8 +443,8 @@ fn cross<E: FnMut(&Entry, &Entry) + ?Sized, C: Tally>(
     emit: &mut E,
     tally: &mut C,
 ) {
-    debug_assert!(a.len() <= FILTER + 1 && b.len() <= FILTER + 1);
-    let mut hits = [0u8; FILTER + 1];
+    debug_assert!(a.len() <= FILTER && b.len() <= FILTER);
+    let mut hits = [0u8; FILTER];
     for x in a {
         let mut k = 0;
         for (j, y) in b.iter().enumerate() {
@@ -720,6 +720,12 @@ impl<E: FnMut(&Entry, &Entry) + ?Sized> CrossFinder<'_, E> {
     /// The run of `x` (in `a`) against the subtree of `y` (in `b`).
     fn a_run_vs_b_subtree(&mut self, x: u32, y: u32) {
         let (nx, ny) = (&self.a.nodes[x as usize], &self.b.nodes[y as usize]);
+        let a = self.a;
+        let run = a.run(x);
+        if run.len() <= FILTER {
+            self.part_vs_subtree::<true>(run, nx.tight, y);
+            return;
+        }
         if !ny.subtree_bounds().intersects(&nx.tight) {
             return;
         }
@@ -736,6 +742,12 @@ impl<E: FnMut(&Entry, &Entry) + ?Sized> CrossFinder<'_, E> {
     /// The run of `y` (in `b`) against the subtree of `x` (in `a`).
     fn b_run_vs_a_subtree(&mut self, y: u32, x: u32) {
         let (nx, ny) = (&self.a.nodes[x as usize], &self.b.nodes[y as usize]);
+        let b = self.b;
+        let run = b.run(y);
+        if run.len() <= FILTER {
+            self.part_vs_subtree::<false>(run, ny.tight, x);
+            return;
+        }
         if !nx.subtree_bounds().intersects(&ny.tight) {
             return;
         }
@@ -745,6 +757,58 @@ impl<E: FnMut(&Entry, &Entry) + ?Sized> CrossFinder<'_, E> {
         if !nx.is_leaf() {
             for q in 0..4 {
                 self.b_run_vs_a_subtree(y, nx.children + q);
+            }
+        }
+    }
+
+    /// Every pair of an entry of `part` (some of one node's run, in its
+    /// order, all inside `bounds`) with an item in the subtree of node `n`
+    /// of the other tree: `b`'s when `PART_IN_A`, else `a`'s. At each node
+    /// the part is narrowed to the entries that reach the node's subtree
+    /// bounds, and its bounds to theirs, so that a node of a few movers
+    /// spread over a large cell descends the other tree only where each of
+    /// them is, not wherever the cell is: at 1M tiles and 1,000 movers
+    /// spread over them, one movers' leaf used to be swept against every
+    /// tile run under its cell.
+    fn part_vs_subtree<const PART_IN_A: bool>(&mut self, part: &[Entry], bounds: Aabb, n: u32) {
+        let ix = if PART_IN_A { self.b } else { self.a };
+        let node = &ix.nodes[n as usize];
+        let sub = node.subtree_bounds();
+        if !sub.intersects(&bounds) {
+            return;
+        }
+        let mut near = [Entry::VACANT; FILTER];
+        let mut k = 0;
+        for e in part {
+            near[k] = *e;
+            k += usize::from(e.aabb.intersects(&sub));
+        }
+        let (part, bounds) = if k == part.len() {
+            (part, bounds)
+        } else {
+            let near = &near[..k];
+            (near, near.iter().fold(super::EMPTY, |t, e| t.join(&e.aabb)))
+        };
+        if part.is_empty() {
+            return;
+        }
+        if node.len > 0 && node.tight.intersects(&bounds) {
+            let run = ix.run(n);
+            let tally = &mut NoTally;
+            let emit = &mut *self.emit;
+            match (
+                filter::<_, false>(run, &bounds, &mut self.near_a, tally),
+                PART_IN_A,
+            ) {
+                (Some(f), true) => cross(part, f, emit, tally),
+                (Some(f), false) => cross(f, part, emit, tally),
+                (None, true) => sweep_between(part, run, emit, tally),
+                (None, false) => sweep_between(run, part, emit, tally),
+            }
+        }
+        if !node.is_leaf() {
+            for q in 0..4 {
+                self.part_vs_subtree::<PART_IN_A>(part, bounds, node.children + q);
             }
         }
     }
@@ -766,7 +830,7 @@ impl<E: FnMut(&Entry, &Entry) + ?Sized> CrossFinder<'_, E> {
             return;
         }
         match filter::<_, false>(ry, &tx, &mut self.near_b, tally) {
-            Some(fy) => sweep_between(fx, fy, self.emit, tally),
+            Some(fy) => cross(fx, fy, self.emit, tally),
             None => sweep_between(rx, ry, self.emit, tally),
         }
     }
