@@ -1,9 +1,10 @@
 //! The tree against a trivially correct model: a `Vec` of live items with
 //! brute-force answers. Every mutating operation of `QuadTree` is an [`Op`];
 //! [`Harness::apply`] runs one on both and checks what it returned, and
-//! [`Harness::check`] compares every query, the pairs, `nearest` and ray
-//! casts with brute force. Shared by the model tests, the structured tests,
-//! the soak test and the fuzz target.
+//! [`Harness::check`] compares every query, the pairs (within the tree and
+//! of the tree with itself), `nearest` and ray casts with brute force. Shared
+//! by the model tests, the structured tests, the soak test and the fuzz
+//! target.
 
 #![allow(dead_code, unreachable_pub)]
 
@@ -514,7 +515,14 @@ impl Harness {
         dedup.sort_unstable();
         dedup.dedup();
         ensure_eq!(dedup.len(), raw.len(), "a pair was reported twice");
-        ensure_eq!(self.tree.pairs(), self.model.brute_pairs(), "pairs");
+        let brute = self.model.brute_pairs();
+        ensure_eq!(self.tree.pairs(), brute, "pairs");
+        // The walk between two trees, with the tree against itself: every
+        // pair in both orders, and every item with itself.
+        let mut both: Vec<(Key, Key)> = brute.iter().flat_map(|&(a, b)| [(a, b), (b, a)]).collect();
+        both.extend(self.model.live.iter().map(|l| (l.0, l.0)));
+        both.sort_unstable();
+        ensure_eq!(self.tree.pairs_with(&self.tree), both, "pairs_with itself");
         #[cfg(feature = "parallel")]
         ensure_eq!(self.tree.par_pairs(), self.tree.pairs(), "par_pairs");
         Ok(())
