@@ -8,7 +8,7 @@ use std::collections::BinaryHeap;
 /// A distance and an index packed so that comparing two as integers orders
 /// them by distance (as `f32::total_cmp` does), then by index: the
 /// distance's bits, mapped to an unsigned integer in that order, fill the
-/// high half, the index the low half. The search keeps its best `k` as
+/// high half, the index the low half. The search keeps its best `k` by
 /// these (index = slot, so ties go by key) and sorts a node's children by
 /// them, without a comparison function that the compiler may not inline
 /// (ARCHITECTURE.md gives the measured gain).
@@ -110,7 +110,10 @@ impl<T> QuadTree<T> {
         if k == 0 || !p.is_finite() {
             return Vec::new();
         }
-        let mut best: BinaryHeap<u64> = BinaryHeap::with_capacity(k);
+        // Each found item with its key, taken from its entry, so the answer
+        // reads nothing of the slab; the packed word alone orders them (its
+        // low half, the slot index, is unique).
+        let mut best: BinaryHeap<(u64, Key)> = BinaryHeap::with_capacity(k);
         // How far past the k-th best distance boxes are still searched. By
         // box distance, exactly that far. A distance of the caller's,
         // computed another way, may round a few units in the last place
@@ -177,7 +180,7 @@ impl<T> QuadTree<T> {
                     }
                     // Ordered by (distance, slot index), which orders live
                     // items as their keys do; the heap's top is the worst.
-                    let found = pack(d, e.owner);
+                    let found = (pack(d, e.owner), e.key());
                     if best.len() < k {
                         best.push(found);
                         if best.len() < k {
@@ -185,12 +188,12 @@ impl<T> QuadTree<T> {
                         }
                     } else {
                         match best.peek_mut() {
-                            Some(mut worst) if found < *worst => *worst = found,
+                            Some(mut worst) if found.0 < worst.0 => *worst = found,
                             _ => continue,
                         }
                     }
                     // The k-th best changed: so do the limits.
-                    let kth = best.peek().map_or(f32::INFINITY, |&w| unpack(w).0);
+                    let kth = best.peek().map_or(f32::INFINITY, |w| unpack(w.0).0);
                     limit = kth * reach;
                     let next = f64::from(limit.next_up());
                     beyond = next * next;
@@ -222,10 +225,7 @@ impl<T> QuadTree<T> {
         }
         best.into_sorted_vec()
             .into_iter()
-            .map(|found| {
-                let (d, idx) = unpack(found);
-                (self.slab.key_at(idx as usize), d)
-            })
+            .map(|(packed, key)| (key, unpack(packed).0))
             .collect()
     }
 }

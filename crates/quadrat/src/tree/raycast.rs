@@ -55,9 +55,10 @@ impl<T> QuadTree<T> {
     }
 
     /// The search behind both: by the box's entry distance when `hit` is
-    /// `None` (without touching the values or the keys until the end), else
-    /// by `hit`. The best hit is kept as (distance, slot index): slot order
-    /// is key order among live items.
+    /// `None` (without touching the values), else by `hit`. The best hit is
+    /// kept as (distance, key) and ordered by (distance, slot index): slot
+    /// order is key order among live items. The key comes from the entry,
+    /// which holds its generation, so the answer reads nothing of the slab.
     fn raycast_impl<F: FnMut(Key, &T, Aabb) -> Option<f32>>(
         &self,
         ray: Ray,
@@ -74,8 +75,8 @@ impl<T> QuadTree<T> {
         // bounds prune: a node entered beyond the best hit so far holds
         // nothing better (ties by key still count, so only "beyond" prunes).
         let enter = |b: &Aabb| cast.enter(b).map(|t| t as f32);
-        let mut best: Option<(f32, u32)> = None;
-        let limit = |best: &Option<(f32, u32)>| best.map_or(max_dist, |b| b.0);
+        let mut best: Option<(f32, Key)> = None;
+        let limit = |best: &Option<(f32, Key)>| best.map_or(max_dist, |b| b.0);
         let ix = self.ix();
         let mut stack = [(0u32, 0f32); STACK];
         let mut top = 1;
@@ -108,8 +109,8 @@ impl<T> QuadTree<T> {
                         continue;
                     }
                     let owner = e.owner;
-                    if best.is_none_or(|(bd, bo)| d < bd || (d == bd && owner < bo)) {
-                        best = Some((d, owner));
+                    if best.is_none_or(|(bd, bk)| d < bd || (d == bd && owner < bk.index())) {
+                        best = Some((d, e.key()));
                     }
                 }
             }
@@ -132,7 +133,7 @@ impl<T> QuadTree<T> {
                 }
             }
         }
-        best.map(|(d, idx)| (self.slab.key_at(idx as usize), d))
+        best.map(|(d, key)| (key, d))
     }
 
     /// Every item whose box the ray hits within `max_dist`, as
