@@ -451,6 +451,7 @@ impl<T> QuadTree<T> {
             limits,
             parallel,
         );
+        self.sync_all();
         self.index_slots();
     }
 

@@ -124,6 +124,7 @@ impl<T> QuadTree<T> {
             let node = &mut self.nodes[n as usize];
             node.load += 1;
             node.below = node.below.join(&b);
+            self.hot[n as usize].sub = node.subtree_bounds();
             n = child;
         }
         if self.nodes[n as usize].is_leaf() && self.leaf_wants_deeper(n, &b) {
@@ -138,7 +139,15 @@ impl<T> QuadTree<T> {
                 generation,
             },
         );
+        // A leaf that split has a new subtree; an internal node (a box too
+        // large for its children) only a longer run.
+        let leaf = self.nodes[n as usize].is_leaf();
         self.split_if_needed(n);
+        if leaf {
+            self.sync_subtree(n);
+        } else {
+            self.sync_node(n);
+        }
     }
 
     /// Splits leaf `n` while more than `max_items` of its items fit a child,

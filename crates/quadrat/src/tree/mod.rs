@@ -29,7 +29,7 @@ mod snapshot;
 mod update;
 mod validate;
 
-pub(crate) use node::{Entry, Geo, Node, NodeStack, quadrant};
+pub(crate) use node::{Entry, Geo, Hot, Node, NodeStack, quadrant};
 pub(crate) use pairs::NodeFilter;
 pub use pairs::PairStats;
 pub use query::{Query, Region};
@@ -290,6 +290,9 @@ pub struct QuadTree<T> {
     pub(crate) nodes: Vec<Node>,
     /// Each node's geometry, at the node's index (as long as `nodes`).
     pub(crate) geo: Vec<Geo>,
+    /// What the searches read of each node, at the node's index (as long
+    /// as `nodes`; exact for every node reachable from the root).
+    pub(crate) hot: Vec<Hot>,
     /// First indices of blocks of four nodes that are free for reuse.
     pub(crate) free_blocks: Vec<u32>,
     /// Every item's box and slab slot, grouped into one run per node; each
@@ -346,6 +349,7 @@ impl Clone for Spare {
 pub(crate) struct Lazy {
     pub(crate) nodes: Vec<Node>,
     pub(crate) geo: Vec<Geo>,
+    pub(crate) hot: Vec<Hot>,
     pub(crate) entries: Vec<Entry>,
     /// The build's scratch, kept with it for the next build: category
     /// bytes, breadth-first node order, Morton keys and the radix sort's
@@ -362,6 +366,7 @@ impl Clone for Lazy {
         Lazy {
             nodes: self.nodes.clone(),
             geo: self.geo.clone(),
+            hot: self.hot.clone(),
             entries: self.entries.clone(),
             ..Lazy::default()
         }
@@ -374,6 +379,7 @@ impl Clone for Lazy {
 pub(crate) struct Ix<'a> {
     pub(crate) nodes: &'a [Node],
     pub(crate) geo: &'a [Geo],
+    pub(crate) hot: &'a [Hot],
     pub(crate) entries: &'a [Entry],
 }
 
@@ -399,8 +405,21 @@ impl Ix<'_> {
     /// The run of node `n`.
     #[inline]
     pub(crate) fn run(&self, n: u32) -> &[Entry] {
-        let node = &self.nodes[n as usize];
-        &self.entries[node.start as usize..(node.start + node.len) as usize]
+        let h = &self.hot[n as usize];
+        &self.entries[h.start as usize..(h.start + h.len) as usize]
+    }
+
+    /// Node `n`'s `tight` box: read from its search copy for a leaf, whose
+    /// subtree bounds it is, so that only an internal node's own run makes
+    /// a search read the node itself.
+    #[inline]
+    pub(crate) fn tight(&self, n: u32) -> Aabb {
+        let h = &self.hot[n as usize];
+        if h.is_leaf() {
+            h.sub
+        } else {
+            self.nodes[n as usize].tight
+        }
     }
 }
 
@@ -451,6 +470,7 @@ impl<T> QuadTree<T> {
             max_items: config.max_items as u32,
             nodes: vec![Node::root()],
             geo: vec![Geo::root(world)],
+            hot: vec![Hot::of(&Node::root())],
             free_blocks: Vec::new(),
             entries: Vec::new(),
             garbage: 0,
@@ -501,12 +521,14 @@ impl<T> QuadTree<T> {
             Ix {
                 nodes: &lazy.nodes,
                 geo: &lazy.geo,
+                hot: &lazy.hot,
                 entries: &lazy.entries,
             }
         } else {
             Ix {
                 nodes: &self.nodes,
                 geo: &self.geo,
+                hot: &self.hot,
                 entries: &self.entries,
             }
         }
@@ -562,6 +584,7 @@ impl<T> QuadTree<T> {
             limits,
             parallel,
         );
+        runs::hot_of(&l.nodes, &mut l.hot);
         l
     }
 
@@ -589,6 +612,7 @@ impl<T> QuadTree<T> {
             Some(mut lazy) => {
                 core::mem::swap(&mut self.nodes, &mut lazy.nodes);
                 core::mem::swap(&mut self.geo, &mut lazy.geo);
+                core::mem::swap(&mut self.hot, &mut lazy.hot);
                 core::mem::swap(&mut self.entries, &mut lazy.entries);
                 core::mem::swap(&mut self.cats, &mut lazy.cats);
                 core::mem::swap(&mut self.order, &mut lazy.order);
@@ -615,6 +639,8 @@ impl<T> QuadTree<T> {
         self.nodes[0] = Node::root();
         self.geo.truncate(1);
         self.geo[0] = Geo::root(self.world);
+        self.hot.clear();
+        self.hot.push(Hot::of(&self.nodes[0]));
     }
 
     /// Forgets that the tree is deferred, for a caller that empties it.
@@ -868,6 +894,7 @@ impl<T> QuadTree<T> {
         }
         self.nodes.shrink_to_fit();
         self.geo.shrink_to_fit();
+        self.hot.shrink_to_fit();
         self.free_blocks.shrink_to_fit();
         self.entries.shrink_to_fit();
         self.slab.slots.shrink_to_fit();

@@ -143,9 +143,9 @@ impl<T> QuadTree<T> {
             if bound > limit {
                 continue;
             }
-            let node = &ix.nodes[n as usize];
-            if node.len > 0 && node.tight.distance_to_point(p) <= limit {
-                for e in &ix.entries[node.start as usize..(node.start + node.len) as usize] {
+            let h = &ix.hot[n as usize];
+            if h.len > 0 && ix.tight(n).distance_to_point(p) <= limit {
+                for e in &ix.entries[h.start as usize..(h.start + h.len) as usize] {
                     // Sorted by `min.x`: the rest of the run starts farther
                     // right, and a box is never nearer than its gap along
                     // x alone (the distance of gaps (g, 0) is g rounded to
@@ -199,20 +199,15 @@ impl<T> QuadTree<T> {
                     beyond = next * next;
                 }
             }
-            if !node.is_leaf() {
+            if !h.is_leaf() {
                 // Push the farthest child first so the nearest is visited
                 // first. Distances are never NaN. Packed with the child's
                 // index inverted, children at equal distances are pushed
                 // in quadrant order, so the last quadrant is visited first:
                 // the order a stable sort by distance gives, which decides
                 // the order of calls to a `dist` of the caller's.
-                let kid = |c: u32| {
-                    pack(
-                        ix.nodes[c as usize].subtree_bounds().distance_to_point(p),
-                        !c,
-                    )
-                };
-                let c = node.children;
+                let kid = |c: u32| pack(ix.hot[c as usize].sub.distance_to_point(p), !c);
+                let c = h.children;
                 let kids = sort4_descending([kid(c), kid(c + 1), kid(c + 2), kid(c + 3)]);
                 for kid in kids {
                     let (bound, c) = unpack(kid);

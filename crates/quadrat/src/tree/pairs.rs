@@ -316,7 +316,7 @@ impl<'t, E: FnMut(&Entry, &Entry) + ?Sized, C: Tally> PairFinder<'t, E, C> {
     /// run or below it.
     pub(crate) fn own_run(&mut self, n: u32) {
         let ix = self.ix;
-        let node = &ix.nodes[n as usize];
+        let node = &ix.hot[n as usize];
         if self.may_interact(n, true, n, true) {
             sweep_within(ix.run(n), self.emit, &mut self.tally);
         }
@@ -330,7 +330,7 @@ impl<'t, E: FnMut(&Entry, &Entry) + ?Sized, C: Tally> PairFinder<'t, E, C> {
     /// Every pair with both items in the subtree of `n`.
     pub(crate) fn within_subtree(&mut self, n: u32) {
         let ix = self.ix;
-        let node = &ix.nodes[n as usize];
+        let node = &ix.hot[n as usize];
         if !self.may_interact(n, false, n, false) {
             return;
         }
@@ -353,15 +353,16 @@ impl<'t, E: FnMut(&Entry, &Entry) + ?Sized, C: Tally> PairFinder<'t, E, C> {
     /// subtree of `b` (which is not `a`'s ancestor).
     fn run_vs_subtree(&mut self, a: u32, b: u32) {
         let ix = self.ix;
-        let (na, nb) = (&ix.nodes[a as usize], &ix.nodes[b as usize]);
+        let nb = &ix.hot[b as usize];
+        let ta = ix.tight(a);
         self.tally.bound_test();
-        if !nb.subtree_bounds().intersects(&na.tight) || !self.may_interact(a, true, b, false) {
+        if !nb.sub.intersects(&ta) || !self.may_interact(a, true, b, false) {
             return;
         }
         if nb.len > 0
             && {
                 self.tally.bound_test();
-                nb.tight.intersects(&na.tight)
+                ix.tight(b).intersects(&ta)
             }
             && self.may_interact(a, true, b, true)
         {
@@ -378,11 +379,9 @@ impl<'t, E: FnMut(&Entry, &Entry) + ?Sized, C: Tally> PairFinder<'t, E, C> {
     /// subtree of `b`, two disjoint subtrees.
     pub(crate) fn subtree_vs_subtree(&mut self, a: u32, b: u32) {
         let ix = self.ix;
-        let (na, nb) = (&ix.nodes[a as usize], &ix.nodes[b as usize]);
+        let (na, nb) = (&ix.hot[a as usize], &ix.hot[b as usize]);
         self.tally.bound_test();
-        if !na.subtree_bounds().intersects(&nb.subtree_bounds())
-            || !self.may_interact(a, false, b, false)
-        {
+        if !na.sub.intersects(&nb.sub) || !self.may_interact(a, false, b, false) {
             return;
         }
         if na.len > 0 {
@@ -410,7 +409,7 @@ impl<'t, E: FnMut(&Entry, &Entry) + ?Sized, C: Tally> PairFinder<'t, E, C> {
     /// filtered first when that fits on the stack.
     fn runs(&mut self, a: u32, b: u32) {
         let ix = self.ix;
-        let (ta, tb) = (ix.nodes[a as usize].tight, ix.nodes[b as usize].tight);
+        let (ta, tb) = (ix.tight(a), ix.tight(b));
         let (ra, rb) = (ix.run(a), ix.run(b));
         let tally = &mut self.tally;
         let Some(fa) = filter::<_, true>(ra, &tb, &mut self.near_a, tally) else {

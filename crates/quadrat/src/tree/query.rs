@@ -1,6 +1,6 @@
 //! Area, circle and point queries.
 
-use super::{Ix, NodeStack, QuadTree};
+use super::{Entry, Ix, NodeStack, QuadTree};
 use crate::geom::{Aabb, Circle, Vec2};
 use crate::key::Key;
 use core::ops::ControlFlow;
@@ -165,21 +165,23 @@ impl<'a, T, R: Region> Query<'a, T, R> {
                 }
             }
             let n = self.stack.pop()?;
-            let node = &ix.nodes[n as usize];
-            if !node.is_leaf() {
+            // The search copy of the node (see `Hot`); the node itself only
+            // for the `tight` box of an internal node's own run (a leaf's
+            // is its subtree bounds).
+            let h = &ix.hot[n as usize];
+            if !h.is_leaf() {
                 for q in 0..4 {
-                    let child = node.children + q;
-                    let bounds = ix.nodes[child as usize].subtree_bounds();
-                    if self.region.intersects_aabb(&bounds) {
+                    let child = h.children + q;
+                    if self.region.intersects_aabb(&ix.hot[child as usize].sub) {
                         self.stack.push(child);
                     }
                 }
             }
             // The root is always visited, so its far-away items are found;
             // its `tight` box covers them too.
-            if node.len > 0 && self.region.intersects_aabb(&node.tight) {
-                self.next = node.start;
-                self.end = node.start + node.len;
+            if h.len > 0 && self.region.intersects_aabb(&ix.tight(n)) {
+                self.next = h.start;
+                self.end = h.start + h.len;
             }
         }
     }
@@ -272,12 +274,12 @@ impl<T> QuadTree<T> {
         region: R,
         mut visit: impl FnMut(Key, &T) -> ControlFlow<B>,
     ) -> Option<B> {
-        for (k, v) in Query::new(self, region) {
-            if let ControlFlow::Break(b) = visit(k, v) {
-                return Some(b);
+        self.walk_region(&region, |e| {
+            match &self.slab.slots[e.owner as usize].value {
+                Some(v) => visit(e.key(), v),
+                None => ControlFlow::Continue(()),
             }
-        }
-        None
+        })
     }
 
     /// Appends the keys of the items whose boxes intersect `region` to `out`:
@@ -292,21 +294,63 @@ impl<T> QuadTree<T> {
     /// assert_eq!(out, vec![k]);
     /// ```
     pub fn query_keys_into<R: Region>(&self, region: R, out: &mut Vec<Key>) {
-        let mut q = Query::new(self, region);
-        while let Some(p) = q.next_entry() {
-            out.push(q.ix.entries[p].key());
+        let _ = self.walk_region(&region, |e| {
+            out.push(e.key());
+            ControlFlow::<()>::Continue(())
+        });
+    }
+
+    /// Calls `f` with each entry whose box intersects `region`, stopping
+    /// early when it returns [`ControlFlow::Break`]: the walk of [`Query`],
+    /// as one loop, for the forms that do not hand out an iterator.
+    #[inline]
+    pub(crate) fn walk_region<R: Region, B>(
+        &self,
+        region: &R,
+        mut f: impl FnMut(&Entry) -> ControlFlow<B>,
+    ) -> Option<B> {
+        if region.is_empty() {
+            return None;
         }
+        let ix = self.ix();
+        let max_x = region.max_x();
+        let mut stack = NodeStack::with_root();
+        while let Some(n) = stack.pop() {
+            let h = &ix.hot[n as usize];
+            if !h.is_leaf() {
+                for q in 0..4 {
+                    let child = h.children + q;
+                    if region.intersects_aabb(&ix.hot[child as usize].sub) {
+                        stack.push(child);
+                    }
+                }
+            }
+            if h.len == 0 || !region.intersects_aabb(&ix.tight(n)) {
+                continue;
+            }
+            for e in &ix.entries[h.start as usize..(h.start + h.len) as usize] {
+                if e.aabb.min.x > max_x {
+                    // Sorted by `min.x`: nothing further in this run can hit.
+                    break;
+                }
+                if region.intersects_aabb(&e.aabb)
+                    && let ControlFlow::Break(b) = f(e)
+                {
+                    return Some(b);
+                }
+            }
+        }
+        None
     }
 
     /// Calls `f` with the key and box of each item whose box intersects
     /// `area`.
     #[inline]
     pub(crate) fn for_each_entry_in(&self, area: Aabb, mut f: impl FnMut(Key, &Aabb)) {
-        let mut q = Query::new(self, area);
-        while let Some(p) = q.next_entry() {
-            let e = &q.ix.entries[p];
+        let _ = self.walk_region(&area, |e| {
             f(e.key(), &e.aabb);
-        }
+            ControlFlow::<()>::Continue(())
+        });
     }
 
     /// The node slot `idx`'s item is stored in ([`u32::MAX`] for a free

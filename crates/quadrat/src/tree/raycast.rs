@@ -86,9 +86,9 @@ impl<T> QuadTree<T> {
             if entered > limit(&best) {
                 continue;
             }
-            let node = &ix.nodes[n as usize];
-            if node.len > 0 && enter(&node.tight).is_some_and(|t| t <= limit(&best)) {
-                for e in &ix.entries[node.start as usize..(node.start + node.len) as usize] {
+            let h = &ix.hot[n as usize];
+            if h.len > 0 && enter(&ix.tight(n)).is_some_and(|t| t <= limit(&best)) {
+                for e in &ix.entries[h.start as usize..(h.start + h.len) as usize] {
                     let Some(t0) = enter(&e.aabb).filter(|&t| t <= limit(&best)) else {
                         continue;
                     };
@@ -114,12 +114,12 @@ impl<T> QuadTree<T> {
                     }
                 }
             }
-            if !node.is_leaf() {
+            if !h.is_leaf() {
                 let mut kids = [(0u32, f32::INFINITY); 4];
                 let mut m = 0;
                 for q in 0..4 {
-                    let c = node.children + q;
-                    let bounds = ix.nodes[c as usize].subtree_bounds();
+                    let c = h.children + q;
+                    let bounds = ix.hot[c as usize].sub;
                     if let Some(t0) = enter(&bounds).filter(|&t| t <= limit(&best)) {
                         kids[m] = (c, t0);
                         m += 1;
@@ -182,9 +182,10 @@ impl<T> QuadTree<T> {
         let mut top = 1;
         while top > 0 {
             top -= 1;
-            let node = &ix.nodes[stack[top] as usize];
-            if node.len > 0 && enter(&node.tight).is_some() {
-                for e in &ix.entries[node.start as usize..(node.start + node.len) as usize] {
+            let n = stack[top];
+            let h = &ix.hot[n as usize];
+            if h.len > 0 && enter(&ix.tight(n)).is_some() {
+                for e in &ix.entries[h.start as usize..(h.start + h.len) as usize] {
                     let Some(t0) = enter(&e.aabb) else {
                         continue;
                     };
@@ -201,10 +202,10 @@ impl<T> QuadTree<T> {
                     }
                 }
             }
-            if !node.is_leaf() {
+            if !h.is_leaf() {
                 for q in 0..4 {
-                    let c = node.children + q;
-                    if enter(&ix.nodes[c as usize].subtree_bounds()).is_some() {
+                    let c = h.children + q;
+                    if enter(&ix.hot[c as usize].sub).is_some() {
                         stack[top] = c;
                         top += 1;
                     }

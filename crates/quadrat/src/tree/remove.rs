@@ -55,8 +55,14 @@ impl<T> QuadTree<T> {
             self.nodes[n as usize].load -= 1;
         }
         self.remove_entry(n, pos);
-        if let Some(top) = collapse_at {
-            self.collapse(top);
+        match collapse_at {
+            Some(top) => {
+                self.collapse(top);
+                self.sync_node(top);
+            }
+            // The ancestors' bounds never shrink on removal: only `n`
+            // changed.
+            None => self.sync_node(n),
         }
     }
 

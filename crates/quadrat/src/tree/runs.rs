@@ -3,7 +3,7 @@
 //! entries, reserving and releasing runs, compaction, and allocating and
 //! freeing blocks of four children.
 
-use super::{EMPTY, Entry, Geo, NONE, Node, NodeStack, QuadTree, quadrant};
+use super::{EMPTY, Entry, Geo, Hot, NONE, Node, NodeStack, QuadTree, quadrant};
 use crate::geom::Aabb;
 
 impl<T> QuadTree<T> {
@@ -257,6 +257,7 @@ impl<T> QuadTree<T> {
         self.entries.truncate(w);
         self.garbage = 0;
         self.splits = order;
+        self.sync_all();
     }
 
     /// Takes a block of four nodes (from the free list or the end of the
@@ -269,11 +270,13 @@ impl<T> QuadTree<T> {
         };
         let parent = self.geo[n as usize];
         let geos: [Geo; 4] = core::array::from_fn(|q| parent.child(q));
+        let hot = Hot::of(&kid);
         let first = match self.free_blocks.pop() {
             Some(first) => {
                 for (q, g) in geos.into_iter().enumerate() {
                     self.nodes[first as usize + q] = kid.clone();
                     self.geo[first as usize + q] = g;
+                    self.hot[first as usize + q] = hot;
                 }
                 first
             }
@@ -283,6 +286,7 @@ impl<T> QuadTree<T> {
                 self.nodes
                     .extend([kid.clone(), kid.clone(), kid.clone(), kid]);
                 self.geo.extend(geos);
+                self.hot.extend([hot; 4]);
                 first as u32
             }
         };
@@ -301,6 +305,7 @@ impl<T> QuadTree<T> {
                 break;
             }
             node.below = node.below.join(b);
+            self.hot[p as usize].sub = node.subtree_bounds();
             p = node.parent;
         }
     }
@@ -308,6 +313,35 @@ impl<T> QuadTree<T> {
     /// Recomputes every internal node's `below` box exactly, children first.
     pub(crate) fn refit_below_all(&mut self) {
         refit_below(&mut self.nodes, &mut self.order);
+    }
+
+    /// Refreshes what the searches read of every node (`hot`), after a
+    /// change to many nodes: a build, a compaction, an `update_all`.
+    pub(crate) fn sync_all(&mut self) {
+        hot_of(&self.nodes, &mut self.hot);
+    }
+
+    /// Refreshes `hot` for node `n`, after a change to its run, children
+    /// or bounds. (A change that grows the bounds of its ancestors
+    /// refreshes theirs where it grows them: `attach`, `grow_below`.)
+    #[inline]
+    pub(crate) fn sync_node(&mut self, n: u32) {
+        self.hot[n as usize] = Hot::of(&self.nodes[n as usize]);
+    }
+
+    /// Refreshes `hot` for node `n` and its whole subtree, after `n` split.
+    pub(crate) fn sync_subtree(&mut self, n: u32) {
+        let mut stack = NodeStack::new();
+        stack.push(n);
+        while let Some(d) = stack.pop() {
+            let node = &self.nodes[d as usize];
+            self.hot[d as usize] = Hot::of(node);
+            if !node.is_leaf() {
+                for q in 0..4 {
+                    stack.push(node.children + q);
+                }
+            }
+        }
     }
 
     /// Returns the block of four nodes starting at `first` to the free list.
@@ -320,6 +354,12 @@ impl<T> QuadTree<T> {
         }
         self.free_blocks.push(first);
     }
+}
+
+/// Fills `hot` with what the searches read of each of `nodes`.
+pub(crate) fn hot_of(nodes: &[Node], hot: &mut Vec<Hot>) {
+    hot.clear();
+    hot.extend(nodes.iter().map(Hot::of));
 }
 
 /// Recomputes every internal node's `below` box exactly, children first;

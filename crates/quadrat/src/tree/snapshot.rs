@@ -360,12 +360,15 @@ impl<T> QuadTree<T> {
         if raw.garbage as u64 > entries {
             return Err(err("more unused entries than entries"));
         }
+        let mut hot = Vec::new();
+        super::runs::hot_of(&raw_nodes, &mut hot);
         let tree = QuadTree {
             world: raw.world,
             config: raw.config,
             max_items: raw.config.max_items as u32,
             nodes: raw_nodes,
             geo,
+            hot,
             free_blocks: raw.free_blocks,
             entries: raw.entries,
             garbage: raw.garbage,

@@ -62,7 +62,11 @@ impl<T> QuadTree<T> {
                 let now = self.leaf_wants_deeper(n, &aabb);
                 self.entries[pos as usize].aabb = aabb;
                 let node = &mut self.nodes[n as usize];
-                node.tight = node.tight.join(&aabb);
+                let tight = node.tight;
+                node.tight = tight.join(&aabb);
+                // The search copy changes only with the bounds (the run
+                // keeps its place and length) or a split.
+                let mut changed = node.tight != tight;
                 self.grow_below(n, &aabb);
                 self.resort_entry(n, pos);
                 if was != now {
@@ -70,16 +74,25 @@ impl<T> QuadTree<T> {
                     if now {
                         node.load += 1;
                         self.split_if_needed(n);
+                        changed = true;
                     } else {
                         node.load -= 1;
                     }
                 }
+                if changed {
+                    self.sync_subtree(n);
+                }
             } else {
                 self.entries[pos as usize].aabb = aabb;
                 let node = &mut self.nodes[n as usize];
-                node.tight = node.tight.join(&aabb);
+                let tight = node.tight;
+                node.tight = tight.join(&aabb);
+                let changed = node.tight != tight;
                 self.grow_below(n, &aabb);
                 self.resort_entry(n, pos);
+                if changed {
+                    self.sync_node(n);
+                }
             }
         } else {
             self.detach(owner);
@@ -272,6 +285,7 @@ impl<T> QuadTree<T> {
                 self.detach(owner);
                 self.attach(owner, b);
             }
+            self.sync_all();
         }
         self.dirty = dirty;
         self.movers = movers;

@@ -9,7 +9,8 @@ impl<T> QuadTree<T> {
     /// it costs O(n · depth).
     ///
     /// Checked: the node geometry follows from the parent; each node's run
-    /// lies within the entry arrays and no two runs overlap; every item is
+    /// lies within the entry arrays and no two runs overlap; the copy of each
+    /// node the searches read is up to date; every item is
     /// stored in the node its box's placement selects, and its slot points
     /// back at it with the same generation; each node's bounds contain its own items and its
     /// children's bounds; each node's load equals its definition; a node has
@@ -39,6 +40,13 @@ impl<T> QuadTree<T> {
                 self.geo.len()
             ));
         }
+        if self.hot.len() != self.nodes.len() {
+            return fail(format!(
+                "{} nodes but a search copy of {}",
+                self.nodes.len(),
+                self.hot.len()
+            ));
+        }
         if self.geo.first() != Some(&super::Geo::root(self.world)) {
             return fail("the root's geometry is not the world's".to_string());
         }
@@ -59,6 +67,13 @@ impl<T> QuadTree<T> {
             order.push(n);
             if node.depth > self.config.max_depth {
                 return fail(format!("node {n} at depth {} > max_depth", node.depth));
+            }
+            if self.hot[n as usize] != super::Hot::of(node) {
+                return fail(format!(
+                    "the search copy of node {n} is stale: {:?} for {:?}",
+                    self.hot[n as usize],
+                    super::Hot::of(node)
+                ));
             }
             if node.len > node.cap || (node.start + node.cap) as usize > self.entries.len() {
                 return fail(format!("node {n} run out of bounds"));
@@ -266,6 +281,7 @@ impl<T> QuadTree<T> {
         let at = super::Ix {
             nodes: &lazy.nodes,
             geo: &lazy.geo,
+            hot: &lazy.hot,
             entries: &lazy.entries,
         }
         .places(self.slab.slots.len());
@@ -295,6 +311,7 @@ impl<T> QuadTree<T> {
             max_items: self.max_items,
             nodes: lazy.nodes.clone(),
             geo: lazy.geo.clone(),
+            hot: lazy.hot.clone(),
             free_blocks: Vec::new(),
             entries: lazy.entries.clone(),
             garbage: 0,
