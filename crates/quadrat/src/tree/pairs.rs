@@ -690,11 +690,11 @@ impl<E: FnMut(&Entry, &Entry) + ?Sized> CrossFinder<'_, E> {
     /// level: their runs together, each run against the other's subtrees
     /// below, and the children pairwise.
     fn visit(&mut self, x: u32, y: u32) {
-        let (nx, ny) = (&self.a.nodes[x as usize], &self.b.nodes[y as usize]);
-        if !nx.subtree_bounds().intersects(&ny.subtree_bounds()) {
+        let (nx, ny) = (&self.a.hot[x as usize], &self.b.hot[y as usize]);
+        if !nx.sub.intersects(&ny.sub) {
             return;
         }
-        if nx.len > 0 && ny.len > 0 && nx.tight.intersects(&ny.tight) {
+        if nx.len > 0 && ny.len > 0 && self.a.tight(x).intersects(&self.b.tight(y)) {
             self.runs(x, y);
         }
         if nx.len > 0 && !ny.is_leaf() {
@@ -718,17 +718,17 @@ impl<E: FnMut(&Entry, &Entry) + ?Sized> CrossFinder<'_, E> {
 
     /// The run of `x` (in `a`) against the subtree of `y` (in `b`).
     fn a_run_vs_b_subtree(&mut self, x: u32, y: u32) {
-        let (nx, ny) = (&self.a.nodes[x as usize], &self.b.nodes[y as usize]);
+        let ny = &self.b.hot[y as usize];
         let a = self.a;
-        let run = a.run(x);
+        let (run, tx) = (a.run(x), a.tight(x));
         if run.len() <= FILTER {
-            self.part_vs_subtree::<true>(run, nx.tight, y);
+            self.part_vs_subtree::<true>(run, tx, y);
             return;
         }
-        if !ny.subtree_bounds().intersects(&nx.tight) {
+        if !ny.sub.intersects(&tx) {
             return;
         }
-        if ny.len > 0 && ny.tight.intersects(&nx.tight) {
+        if ny.len > 0 && self.b.tight(y).intersects(&tx) {
             self.runs(x, y);
         }
         if !ny.is_leaf() {
@@ -740,17 +740,17 @@ impl<E: FnMut(&Entry, &Entry) + ?Sized> CrossFinder<'_, E> {
 
     /// The run of `y` (in `b`) against the subtree of `x` (in `a`).
     fn b_run_vs_a_subtree(&mut self, y: u32, x: u32) {
-        let (nx, ny) = (&self.a.nodes[x as usize], &self.b.nodes[y as usize]);
+        let nx = &self.a.hot[x as usize];
         let b = self.b;
-        let run = b.run(y);
+        let (run, ty) = (b.run(y), b.tight(y));
         if run.len() <= FILTER {
-            self.part_vs_subtree::<false>(run, ny.tight, x);
+            self.part_vs_subtree::<false>(run, ty, x);
             return;
         }
-        if !nx.subtree_bounds().intersects(&ny.tight) {
+        if !nx.sub.intersects(&ty) {
             return;
         }
-        if nx.len > 0 && nx.tight.intersects(&ny.tight) {
+        if nx.len > 0 && self.a.tight(x).intersects(&ty) {
             self.runs(x, y);
         }
         if !nx.is_leaf() {
@@ -771,8 +771,8 @@ impl<E: FnMut(&Entry, &Entry) + ?Sized> CrossFinder<'_, E> {
     /// tile run under its cell.
     fn part_vs_subtree<const PART_IN_A: bool>(&mut self, part: &[Entry], bounds: Aabb, n: u32) {
         let ix = if PART_IN_A { self.b } else { self.a };
-        let node = &ix.nodes[n as usize];
-        let sub = node.subtree_bounds();
+        let node = &ix.hot[n as usize];
+        let sub = node.sub;
         if !sub.intersects(&bounds) {
             return;
         }
@@ -791,7 +791,7 @@ impl<E: FnMut(&Entry, &Entry) + ?Sized> CrossFinder<'_, E> {
         if part.is_empty() {
             return;
         }
-        if node.len > 0 && node.tight.intersects(&bounds) {
+        if node.len > 0 && ix.tight(n).intersects(&bounds) {
             let run = ix.run(n);
             let tally = &mut NoTally;
             let emit = &mut *self.emit;
@@ -815,10 +815,7 @@ impl<E: FnMut(&Entry, &Entry) + ?Sized> CrossFinder<'_, E> {
     /// The runs of `x` (in `a`) and `y` (in `b`), filtered like
     /// [`PairFinder::runs`].
     fn runs(&mut self, x: u32, y: u32) {
-        let (tx, ty) = (
-            self.a.nodes[x as usize].tight,
-            self.b.nodes[y as usize].tight,
-        );
+        let (tx, ty) = (self.a.tight(x), self.b.tight(y));
         let (rx, ry) = (self.a.run(x), self.b.run(y));
         let tally = &mut NoTally;
         let Some(fx) = filter::<_, false>(rx, &ty, &mut self.near_a, tally) else {
