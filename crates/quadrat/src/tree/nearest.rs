@@ -145,7 +145,7 @@ impl<T> QuadTree<T> {
             }
             let h = &ix.hot[n as usize];
             if h.len > 0 && ix.tight(n).distance_to_point(p) <= limit {
-                for e in &ix.entries[h.start as usize..(h.start + h.len) as usize] {
+                for e in ix.run(n) {
                     // Sorted by `min.x`: the rest of the run starts farther
                     // right, and a box is never nearer than its gap along
                     // x alone (the distance of gaps (g, 0) is g rounded to

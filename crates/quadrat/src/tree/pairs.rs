@@ -699,12 +699,12 @@ impl<E: FnMut(&Entry, &Entry) + ?Sized> CrossFinder<'_, E> {
         }
         if nx.len > 0 && !ny.is_leaf() {
             for q in 0..4 {
-                self.a_run_vs_b_subtree(x, ny.children + q);
+                self.run_vs_subtree::<true>(x, ny.children + q);
             }
         }
         if ny.len > 0 && !nx.is_leaf() {
             for q in 0..4 {
-                self.b_run_vs_a_subtree(y, nx.children + q);
+                self.run_vs_subtree::<false>(y, nx.children + q);
             }
         }
         if !nx.is_leaf() && !ny.is_leaf() {
@@ -716,46 +716,33 @@ impl<E: FnMut(&Entry, &Entry) + ?Sized> CrossFinder<'_, E> {
         }
     }
 
-    /// The run of `x` (in `a`) against the subtree of `y` (in `b`).
-    fn a_run_vs_b_subtree(&mut self, x: u32, y: u32) {
-        let ny = &self.b.hot[y as usize];
-        let a = self.a;
-        let (run, tx) = (a.run(x), a.tight(x));
+    /// The run of node `r` against the subtree of node `n` of the other
+    /// tree: `r` in `a` and `n` in `b` when `RUN_IN_A`, else the reverse.
+    fn run_vs_subtree<const RUN_IN_A: bool>(&mut self, r: u32, n: u32) {
+        let (own, other) = if RUN_IN_A {
+            (self.a, self.b)
+        } else {
+            (self.b, self.a)
+        };
+        let node = &other.hot[n as usize];
+        let (run, tr) = (own.run(r), own.tight(r));
         if run.len() <= FILTER {
-            self.part_vs_subtree::<true>(run, tx, y);
+            self.part_vs_subtree::<RUN_IN_A>(run, tr, n);
             return;
         }
-        if !ny.sub.intersects(&tx) {
+        if !node.sub.intersects(&tr) {
             return;
         }
-        if ny.len > 0 && self.b.tight(y).intersects(&tx) {
-            self.runs(x, y);
-        }
-        if !ny.is_leaf() {
-            for q in 0..4 {
-                self.a_run_vs_b_subtree(x, ny.children + q);
+        if node.len > 0 && other.tight(n).intersects(&tr) {
+            if RUN_IN_A {
+                self.runs(r, n);
+            } else {
+                self.runs(n, r);
             }
         }
-    }
-
-    /// The run of `y` (in `b`) against the subtree of `x` (in `a`).
-    fn b_run_vs_a_subtree(&mut self, y: u32, x: u32) {
-        let nx = &self.a.hot[x as usize];
-        let b = self.b;
-        let (run, ty) = (b.run(y), b.tight(y));
-        if run.len() <= FILTER {
-            self.part_vs_subtree::<false>(run, ty, x);
-            return;
-        }
-        if !nx.sub.intersects(&ty) {
-            return;
-        }
-        if nx.len > 0 && self.a.tight(x).intersects(&ty) {
-            self.runs(x, y);
-        }
-        if !nx.is_leaf() {
+        if !node.is_leaf() {
             for q in 0..4 {
-                self.b_run_vs_a_subtree(y, nx.children + q);
+                self.run_vs_subtree::<RUN_IN_A>(r, node.children + q);
             }
         }
     }

@@ -328,7 +328,7 @@ impl<T> QuadTree<T> {
             if h.len == 0 || !region.intersects_aabb(&ix.tight(n)) {
                 continue;
             }
-            for e in &ix.entries[h.start as usize..(h.start + h.len) as usize] {
+            for e in ix.run(n) {
                 if e.aabb.min.x > max_x {
                     // Sorted by `min.x`: nothing further in this run can hit.
                     break;

@@ -88,7 +88,7 @@ impl<T> QuadTree<T> {
             }
             let h = &ix.hot[n as usize];
             if h.len > 0 && enter(&ix.tight(n)).is_some_and(|t| t <= limit(&best)) {
-                for e in &ix.entries[h.start as usize..(h.start + h.len) as usize] {
+                for e in ix.run(n) {
                     let Some(t0) = enter(&e.aabb).filter(|&t| t <= limit(&best)) else {
                         continue;
                     };
@@ -185,7 +185,7 @@ impl<T> QuadTree<T> {
             let n = stack[top];
             let h = &ix.hot[n as usize];
             if h.len > 0 && enter(&ix.tight(n)).is_some() {
-                for e in &ix.entries[h.start as usize..(h.start + h.len) as usize] {
+                for e in ix.run(n) {
                     let Some(t0) = enter(&e.aabb) else {
                         continue;
                     };

@@ -55,44 +55,41 @@ impl<T> QuadTree<T> {
         let slot = &self.slab.slots[idx];
         let (n, pos) = (slot.node, slot.pos);
         if self.stays_in(n, &aabb) {
-            let node = &self.nodes[n as usize];
-            if node.is_leaf() {
+            // A leaf counts in its load the items that would move into a
+            // child; whether this one would may change with its box.
+            let (was, now) = if self.nodes[n as usize].is_leaf() {
                 let old = self.entries[pos as usize].aabb;
-                let was = self.leaf_wants_deeper(n, &old);
-                let now = self.leaf_wants_deeper(n, &aabb);
-                self.entries[pos as usize].aabb = aabb;
-                let node = &mut self.nodes[n as usize];
-                let tight = node.tight;
-                node.tight = tight.join(&aabb);
-                // The search copy changes only with the bounds (the run
-                // keeps its place and length) or a split.
-                let mut changed = node.tight != tight;
-                self.grow_below(n, &aabb);
-                self.resort_entry(n, pos);
-                if was != now {
-                    let node = &mut self.nodes[n as usize];
-                    if now {
-                        node.load += 1;
-                        self.split_if_needed(n);
-                        changed = true;
-                    } else {
-                        node.load -= 1;
-                    }
-                }
-                if changed {
-                    self.sync_subtree(n);
-                }
+                (
+                    self.leaf_wants_deeper(n, &old),
+                    self.leaf_wants_deeper(n, &aabb),
+                )
             } else {
-                self.entries[pos as usize].aabb = aabb;
+                (false, false)
+            };
+            self.entries[pos as usize].aabb = aabb;
+            let node = &mut self.nodes[n as usize];
+            let tight = node.tight;
+            node.tight = tight.join(&aabb);
+            // The search copy changes only with the bounds (the run keeps
+            // its place and length) or a split.
+            let grew = node.tight != tight;
+            self.grow_below(n, &aabb);
+            self.resort_entry(n, pos);
+            let mut split = false;
+            if was != now {
                 let node = &mut self.nodes[n as usize];
-                let tight = node.tight;
-                node.tight = tight.join(&aabb);
-                let changed = node.tight != tight;
-                self.grow_below(n, &aabb);
-                self.resort_entry(n, pos);
-                if changed {
-                    self.sync_node(n);
+                if now {
+                    node.load += 1;
+                    self.split_if_needed(n);
+                    split = !self.nodes[n as usize].is_leaf();
+                } else {
+                    node.load -= 1;
                 }
+            }
+            if split {
+                self.sync_subtree(n);
+            } else if grew {
+                self.sync_node(n);
             }
         } else {
             self.detach(owner);
