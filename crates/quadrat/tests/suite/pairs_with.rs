@@ -154,3 +154,41 @@ fn after_removals_moves_and_on_empty_trees() {
         check(&a, &b, &format!("round {round}"));
     }
 }
+
+/// Runs of more than 32 entries (piles at points of a tree that reached
+/// its `max_depth`) walk the other tree run by run, not as a narrowed part.
+/// Each pile faces a tree of another shape, so that a node of one tree is
+/// never confused with the node at the same index in the other.
+#[test]
+fn long_runs_against_a_tree_of_another_shape() {
+    let world = Aabb::new([0.0, 0.0], [64.0, 64.0]);
+    let shallow = Config {
+        max_items: 4,
+        max_depth: 3,
+        ..Config::DEFAULT
+    };
+    let mut rng = Rng::new(0x10_C5);
+    let mut piles = Vec::new();
+    for p in 0..6 {
+        let c = Vec2::new(5.0 + 9.0 * p as f32, 7.0 + 8.0 * (p % 3) as f32);
+        for _ in 0..40 {
+            let h = rng.range(0.05, 0.6);
+            piles.push(Aabb::from_center(c, [h, h]));
+        }
+    }
+    let mut scatter = Vec::new();
+    for _ in 0..300 {
+        let c = Vec2::new(rng.range(0.0, 64.0), rng.range(0.0, 64.0));
+        let h = rng.range(0.1, 1.5);
+        scatter.push(Aabb::from_center(c, [h, h]));
+    }
+    for (i, config) in CONFIGS.into_iter().enumerate() {
+        let a = tree(world, shallow, &piles, true);
+        let b = tree(world, config, &scatter, i % 2 == 0);
+        assert!(
+            a.nodes().any(|n| n.items > 32),
+            "the piles make runs of more than 32 entries"
+        );
+        check(&a, &b, &format!("piles against scatter, config {i}"));
+    }
+}
