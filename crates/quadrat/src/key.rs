@@ -151,6 +151,20 @@ impl<T> Slab<T> {
         (slot.generation == key.generation && slot.value.is_some()).then_some(idx)
     }
 
+    /// Asks the processor to start fetching slot `idx` into cache (see
+    /// [`prefetch`](crate::prefetch::prefetch)). The pair walks that hand
+    /// pairs to the caller's closure call it for each node's items before
+    /// pairing them, so that the closure's `get`s find their slots in
+    /// cache: slots are in key order, not the tree's, so each first read
+    /// of one is otherwise a cache miss, and a closure reading two per
+    /// pair keeps few of them in flight.
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, idx: u32) {
+        if let Some(slot) = self.slots.get(idx as usize) {
+            crate::prefetch::prefetch(slot);
+        }
+    }
+
     /// The key of an occupied slot.
     #[inline]
     pub(crate) fn key_at(&self, idx: usize) -> Key {

@@ -93,7 +93,7 @@
 //! | `serde` | `Serialize` / `Deserialize` for the geometry types, [`Shape`], [`Key`], [`Config`], [`Body`], [`Filter`], [`Layers`] and [`ContactPair`]; snapshots of whole [`QuadTree`]s and [`CollisionWorld`]s that restore exactly |
 
 #![deny(missing_docs)]
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod error;
@@ -101,6 +101,7 @@ mod features;
 mod geom;
 mod key;
 mod narrow;
+mod prefetch;
 #[doc(hidden)]
 pub mod scenario;
 mod shape;

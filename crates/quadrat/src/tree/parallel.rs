@@ -1,7 +1,7 @@
 //! Building and pair finding on several threads (feature `parallel`).
 
 use super::QuadTree;
-use super::pairs::PairFinder;
+use super::pairs::{PairFinder, ordered_keys};
 use crate::error::Error;
 use crate::geom::Aabb;
 use crate::key::Key;
@@ -249,9 +249,9 @@ impl<T: Sync> QuadTree<T> {
     /// ```
     pub fn par_for_each_pair(&self, f: impl Fn(Key, Key) + Sync) {
         self.ix_with(true);
-        self.par_walk(0, self.split_levels(), &|task: &Task<'_>| {
+        self.par_walk(0, self.split_levels(), true, &|task: &Task<'_>| {
             task(&mut |a: &Entry, b: &Entry| {
-                let (ka, kb) = self.keys_of(a, b);
+                let (ka, kb) = ordered_keys(a, b);
                 f(ka, kb);
             });
         });
@@ -316,7 +316,8 @@ impl<T: Sync> QuadTree<T> {
     /// }
     /// ```
     pub fn par_pairs_into(&self, out: &mut Vec<(Key, Key)>) {
-        self.par_map_pairs_into(out, |a, b| (a, b));
+        // Keys only: no slot is read, so none is prefetched.
+        self.par_map_pairs_impl(out, |a, b| (a, b), false);
     }
 
     /// Appends `f(a, b)` for every intersecting pair `(a, b)` with `a < b`,
@@ -338,11 +339,28 @@ impl<T: Sync> QuadTree<T> {
     /// assert_eq!(ids.len(), tree.pairs().len());
     /// ```
     pub fn par_map_pairs_into<P: Send>(&self, out: &mut Vec<P>, f: impl Fn(Key, Key) -> P + Sync) {
+        self.par_map_pairs_impl(out, f, true);
+    }
+
+    /// `par_map_pairs_into`, prefetching each node's slots before pairing
+    /// its items when `warm` (see `PairFinder::warming`).
+    fn par_map_pairs_impl<P: Send>(
+        &self,
+        out: &mut Vec<P>,
+        f: impl Fn(Key, Key) -> P + Sync,
+        warm: bool,
+    ) {
         /// Pairs a task gathers before it appends them to `out`.
         const BUFFER: usize = 4096;
         self.ix_with(true);
         if !self.splits(true, self.len()) {
-            self.for_each_pair(|a, b| out.push(f(a, b)));
+            let mut emit = |a: &Entry, b: &Entry| {
+                let (ka, kb) = ordered_keys(a, b);
+                out.push(f(ka, kb));
+            };
+            let slots = |run: &[Entry]| self.warm_slots(run);
+            let finder = PairFinder::new(self, &mut emit);
+            if warm { finder.warming(&slots) } else { finder }.within_subtree(0);
             return;
         }
         // Room for a first buffer, made here, on the calling thread: the
@@ -359,7 +377,7 @@ impl<T: Sync> QuadTree<T> {
                 .unwrap_or_else(|e| e.into_inner())
                 .append(found);
         };
-        self.par_walk(0, SPLIT_LEVELS, &|task: &Task<'_>| {
+        self.par_walk(0, SPLIT_LEVELS, warm, &|task: &Task<'_>| {
             let mut found = Vec::new();
             task(&mut |a: &Entry, b: &Entry| {
                 if found.len() == BUFFER {
@@ -367,20 +385,13 @@ impl<T: Sync> QuadTree<T> {
                 } else if found.capacity() == 0 {
                     found.reserve_exact(BUFFER);
                 }
-                let (ka, kb) = self.keys_of(a, b);
+                let (ka, kb) = ordered_keys(a, b);
                 found.push(f(ka, kb));
             });
             if !found.is_empty() {
                 flush(&mut found);
             }
         });
-    }
-
-    /// The keys of two entries, smaller first.
-    #[inline]
-    fn keys_of(&self, a: &Entry, b: &Entry) -> (Key, Key) {
-        let (ka, kb) = (a.key(), b.key());
-        if ka < kb { (ka, kb) } else { (kb, ka) }
     }
 
     /// How many levels of the pair walk are split into tasks: none below
@@ -395,24 +406,32 @@ impl<T: Sync> QuadTree<T> {
 
     /// The pair walk of the subtree of `n` (see `PairFinder::within_subtree`),
     /// split into tasks for `levels` more levels; `run` runs each task, on
-    /// whichever thread picks it up.
-    fn par_walk(&self, n: u32, levels: u8, run: &(dyn Fn(&Task<'_>) + Sync)) {
+    /// whichever thread picks it up. Each node's slots are prefetched
+    /// before its items are paired when `warm` (see `PairFinder::warming`).
+    fn par_walk(&self, n: u32, levels: u8, warm: bool, run: &(dyn Fn(&Task<'_>) + Sync)) {
+        let finder = |emit: &mut Emit<'_>, walk: &mut dyn FnMut(PairFinder<'_, Emit<'_>>)| {
+            let slots = |run: &[Entry]| self.warm_slots(run);
+            let finder = PairFinder::new(self, emit);
+            walk(if warm { finder.warming(&slots) } else { finder });
+        };
         let node = &self.ix().nodes[n as usize];
         if levels == 0 || node.is_leaf() {
-            run(&|emit: &mut Emit<'_>| PairFinder::new(self, emit).within_subtree(n));
+            run(&|emit: &mut Emit<'_>| finder(emit, &mut |mut p| p.within_subtree(n)));
             return;
         }
         let first = node.children;
         rayon::scope(|s| {
-            s.spawn(move |_| run(&|emit: &mut Emit<'_>| PairFinder::new(self, emit).own_run(n)));
+            s.spawn(move |_| run(&|emit: &mut Emit<'_>| finder(emit, &mut |mut p| p.own_run(n))));
             for q in 0..4 {
-                s.spawn(move |_| self.par_walk(first + q, levels - 1, run));
+                s.spawn(move |_| self.par_walk(first + q, levels - 1, warm, run));
             }
             for i in 0..4 {
                 for j in i + 1..4 {
                     s.spawn(move |_| {
                         run(&|emit: &mut Emit<'_>| {
-                            PairFinder::new(self, emit).subtree_vs_subtree(first + i, first + j);
+                            finder(emit, &mut |mut p| {
+                                p.subtree_vs_subtree(first + i, first + j)
+                            });
                         });
                     });
                 }
