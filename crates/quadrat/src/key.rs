@@ -152,12 +152,13 @@ impl<T> Slab<T> {
     }
 
     /// Asks the processor to start fetching slot `idx` into cache (see
-    /// [`prefetch`](crate::prefetch::prefetch)). The pair walks that hand
-    /// pairs to the caller's closure call it for each node's items before
-    /// pairing them, so that the closure's `get`s find their slots in
-    /// cache: slots are in key order, not the tree's, so each first read
-    /// of one is otherwise a cache miss, and a closure reading two per
-    /// pair keeps few of them in flight.
+    /// [`prefetch`](crate::prefetch::prefetch)); nothing when there is no
+    /// such slot. Slots are in key order, not the tree's, so what walks the
+    /// tree and reads or writes slots misses the cache at each one: the
+    /// pair walks that hand pairs to the caller's closure call this for
+    /// each node's items before pairing them, so that the closure's `get`s
+    /// find their slots in cache, and `index_slots` for the slots it is
+    /// about to write.
     #[inline(always)]
     pub(crate) fn prefetch(&self, idx: u32) {
         if let Some(slot) = self.slots.get(idx as usize) {

@@ -6,7 +6,9 @@
 ///
 /// The pair walks use it to fetch, ahead of the closure that reads them,
 /// items stored in key order while the walk goes in the tree's order
-/// (ARCHITECTURE, *Queries and pairs*, gives the measured gain).
+/// (ARCHITECTURE, *Queries and pairs*, gives the measured gain);
+/// `update_all` and `index_slots` to fetch, ahead of their random reads and
+/// writes, the entries and slots of the items they go through.
 #[inline(always)]
 pub(crate) fn prefetch<T>(r: &T) {
     #[cfg(target_arch = "x86_64")]
