@@ -307,13 +307,13 @@ impl<'t, E: FnMut(&Entry, &Entry) + ?Sized, C: Tally> PairFinder<'t, E, C> {
 
     /// This walk, calling `warm` with each node's run before it pairs the
     /// run's items. The walks that hand each pair to the caller's closure
-    /// prefetch the items' slots there (`QuadTree::warm_slots`), since the
+    /// prefetch the items' slots there (`QuadTree::walk_pairs`), since the
     /// closure most often reads them (`tree[a]`): in the tutorials' loop
     /// at 1M boxes, the walk with two `get`s per pair took 0.71× the time
     /// in uniform scenes and 0.86× in clustered ones, and a walk reading
     /// nothing 1.07× (see ARCHITECTURE, *Queries and pairs*). A run is
-    /// warmed as the walk reaches its node, which is before it meets the
-    /// runs of the node's descendants and siblings too.
+    /// warmed when the walk pairs its node's own items (`own_run`), which
+    /// in `within_subtree` comes after the node's descendants.
     pub(crate) fn warming(self, warm: &'t Warm<'t>) -> Self {
         PairFinder {
             warm: Some(warm),
@@ -549,18 +549,28 @@ impl<T> QuadTree<T> {
             let (ka, kb) = ordered_keys(a, b);
             f(ka, kb);
         };
-        let warm = |run: &[Entry]| self.warm_slots(run);
-        PairFinder::new(self, &mut emit)
-            .warming(&warm)
-            .within_subtree(0);
+        self.walk_pairs(&mut emit, true, |p| p.within_subtree(0));
     }
 
-    /// Prefetches the slots of `run`'s items (see `Slab::prefetch`).
-    #[inline]
-    pub(crate) fn warm_slots(&self, run: &[Entry]) {
-        for e in run {
-            self.slab.prefetch(e.owner);
+    /// Runs `walk` on a pair walk of this tree that hands its pairs to
+    /// `emit`, prefetching each node's slots before pairing its items when
+    /// `warm` (see [`PairFinder::warming`]).
+    pub(crate) fn walk_pairs<E: FnMut(&Entry, &Entry) + ?Sized>(
+        &self,
+        emit: &mut E,
+        warm: bool,
+        walk: impl FnOnce(&mut PairFinder<'_, E>),
+    ) {
+        let slots = |run: &[Entry]| {
+            for e in run {
+                self.slab.prefetch(e.owner);
+            }
+        };
+        let mut finder = PairFinder::new(self, emit);
+        if warm {
+            finder = finder.warming(&slots);
         }
+        walk(&mut finder);
     }
 
     /// Every intersecting pair `(a, b)` with `a < b`, each exactly once,
@@ -579,7 +589,7 @@ impl<T> QuadTree<T> {
         let mut out = Vec::new();
         // Keys only: no slot is read, so none is prefetched.
         let mut emit = |a: &Entry, b: &Entry| out.push(ordered_keys(a, b));
-        PairFinder::new(self, &mut emit).within_subtree(0);
+        self.walk_pairs(&mut emit, false, |p| p.within_subtree(0));
         out.sort_unstable();
         out
     }
@@ -683,8 +693,9 @@ impl<T> QuadTree<T> {
                 }
             }
         };
-        let finder = PairFinder::filtered(self, &mut emit, unions);
-        finder.warming(&warm).within_subtree(0);
+        PairFinder::filtered(self, &mut emit, unions)
+            .warming(&warm)
+            .within_subtree(0);
     }
 
     /// Calls `f(a, b)` once for every pair of an item `a` of this tree and

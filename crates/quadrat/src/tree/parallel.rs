@@ -1,7 +1,7 @@
 //! Building and pair finding on several threads (feature `parallel`).
 
 use super::QuadTree;
-use super::pairs::{PairFinder, ordered_keys};
+use super::pairs::ordered_keys;
 use crate::error::Error;
 use crate::geom::Aabb;
 use crate::key::Key;
@@ -358,9 +358,7 @@ impl<T: Sync> QuadTree<T> {
                 let (ka, kb) = ordered_keys(a, b);
                 out.push(f(ka, kb));
             };
-            let slots = |run: &[Entry]| self.warm_slots(run);
-            let finder = PairFinder::new(self, &mut emit);
-            if warm { finder.warming(&slots) } else { finder }.within_subtree(0);
+            self.walk_pairs(&mut emit, warm, |p| p.within_subtree(0));
             return;
         }
         // Room for a first buffer, made here, on the calling thread: the
@@ -409,19 +407,16 @@ impl<T: Sync> QuadTree<T> {
     /// whichever thread picks it up. Each node's slots are prefetched
     /// before its items are paired when `warm` (see `PairFinder::warming`).
     fn par_walk(&self, n: u32, levels: u8, warm: bool, run: &(dyn Fn(&Task<'_>) + Sync)) {
-        let finder = |emit: &mut Emit<'_>, walk: &mut dyn FnMut(PairFinder<'_, Emit<'_>>)| {
-            let slots = |run: &[Entry]| self.warm_slots(run);
-            let finder = PairFinder::new(self, emit);
-            walk(if warm { finder.warming(&slots) } else { finder });
-        };
         let node = &self.ix().nodes[n as usize];
         if levels == 0 || node.is_leaf() {
-            run(&|emit: &mut Emit<'_>| finder(emit, &mut |mut p| p.within_subtree(n)));
+            run(&|emit: &mut Emit<'_>| self.walk_pairs(emit, warm, |p| p.within_subtree(n)));
             return;
         }
         let first = node.children;
         rayon::scope(|s| {
-            s.spawn(move |_| run(&|emit: &mut Emit<'_>| finder(emit, &mut |mut p| p.own_run(n))));
+            s.spawn(move |_| {
+                run(&|emit: &mut Emit<'_>| self.walk_pairs(emit, warm, |p| p.own_run(n)))
+            });
             for q in 0..4 {
                 s.spawn(move |_| self.par_walk(first + q, levels - 1, warm, run));
             }
@@ -429,8 +424,8 @@ impl<T: Sync> QuadTree<T> {
                 for j in i + 1..4 {
                     s.spawn(move |_| {
                         run(&|emit: &mut Emit<'_>| {
-                            finder(emit, &mut |mut p| {
-                                p.subtree_vs_subtree(first + i, first + j)
+                            self.walk_pairs(emit, warm, |p| {
+                                p.subtree_vs_subtree(first + i, first + j);
                             });
                         });
                     });

@@ -241,11 +241,11 @@ impl<T> QuadTree<T> {
         }
     }
 
-    /// Prefetches the entries of the items in slots `range`, and their
-    /// nodes too when `nodes` (for the placement test).
+    /// Prefetches the entries of the live items in slots `range`, and
+    /// their nodes too when `nodes` (for the placement test).
     #[inline]
     fn prefetch_places(&self, range: core::ops::Range<usize>, nodes: bool) {
-        for slot in &self.slab.slots[range] {
+        for slot in self.slab.slots[range].iter().filter(|s| s.value.is_some()) {
             if let Some(e) = self.entries.get(slot.pos as usize) {
                 crate::prefetch::prefetch(e);
             }
