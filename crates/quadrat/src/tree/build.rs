@@ -4,6 +4,8 @@ use super::{Entry, Geo, Node, QuadTree};
 use crate::error::Error;
 use crate::geom::Aabb;
 use crate::key::Key;
+#[cfg(feature = "parallel")]
+use std::sync::Mutex;
 
 /// Which part of a node's range an entry goes to while building: a
 /// quadrant `0..4`, or [`STAYS`] in the node itself.
@@ -111,6 +113,7 @@ impl<T> QuadTree<T> {
             }
             batch.armed = false;
             let tree = &mut *batch.tree;
+            let parallel = tree.splits_build(parallel, tree.entries.len());
             tree.presort(parallel);
             tree.build_all(parallel);
             if fresh {
@@ -172,7 +175,7 @@ impl<T> QuadTree<T> {
             generation,
         };
         tree.entries.clear();
-        let parallel = tree.splits(parallel, boxes.len());
+        let parallel = tree.splits_build(parallel, boxes.len());
         gather_in_morton_order(
             &boxes,
             |b| *b,
@@ -261,12 +264,12 @@ impl<T> QuadTree<T> {
 
     /// Orders the entries along a Morton (Z-order) curve of their centres
     /// (see [`morton_order`]), from 1,024 entries on, below which that
-    /// does not pay.
+    /// does not pay; on rayon's pool when `parallel` (already decided by
+    /// the caller, see `splits_build`).
     pub(crate) fn presort(&mut self, parallel: bool) {
         if self.entries.len() < 1024 {
             return;
         }
-        let parallel = self.splits(parallel, self.entries.len());
         let from = &self.entries;
         let mut sorted = Vec::new();
         gather_in_morton_order(
@@ -316,6 +319,11 @@ fn morton_order<E: Sync>(
     if keys.is_empty() {
         keys.extend(items.iter().enumerate().map(key));
     }
+    #[cfg(feature = "parallel")]
+    if parallel {
+        par_radix_sort_codes(keys, spare);
+        return;
+    }
     radix_sort_codes(keys, spare);
 }
 
@@ -325,10 +333,10 @@ fn morton_order<E: Sync>(
 /// `kept` for the next call when given; otherwise they are local, and the
 /// radix sort's spare half is freed before the gather, so that a build's
 /// peak does not hold it (at 1M items, 8 MB).
-pub(crate) fn gather_in_morton_order<E: Sync, O>(
+pub(crate) fn gather_in_morton_order<E: Sync, O: Send>(
     items: &[E],
     aabb: impl Fn(&E) -> Aabb + Sync,
-    make: impl Fn(usize) -> O,
+    make: impl Fn(usize) -> O + Sync + Send,
     world: Aabb,
     parallel: bool,
     kept: Option<(&mut Vec<u64>, &mut Vec<u64>)>,
@@ -346,7 +354,14 @@ pub(crate) fn gather_in_morton_order<E: Sync, O>(
         *spare = Vec::new();
     }
     // Gather: independent reads, whose cache misses overlap.
-    out.extend(keys.iter().map(|&k| make((k & 0xFFFF_FFFF) as usize)));
+    let gather = |&k: &u64| make((k & 0xFFFF_FFFF) as usize);
+    #[cfg(feature = "parallel")]
+    if parallel {
+        use rayon::prelude::*;
+        out.par_extend(keys.par_iter().map(gather));
+        return;
+    }
+    out.extend(keys.iter().map(gather));
 }
 
 /// A bulk insert under way: what it took is in `taken`. Dropped while
@@ -397,6 +412,64 @@ impl<T> Drop for Batch<'_, T> {
     }
 }
 
+/// The bucket of key `k` in the radix pass that sorts on bits `shift..`.
+#[inline]
+fn digit(k: u64, shift: u32) -> usize {
+    ((k >> shift) & 0x7FF) as usize
+}
+
+/// [`radix_sort_codes`] on rayon's pool: each pass counts the digits of
+/// one chunk of the keys per thread, and each chunk scatters its keys into
+/// the part of every bucket that the chunks before it leave free, so the
+/// order within a bucket is the chunks' order and the sort stays stable.
+#[cfg(feature = "parallel")]
+fn par_radix_sort_codes(keys: &mut Vec<u64>, spare: &mut Vec<u64>) {
+    use rayon::prelude::*;
+    const BUCKETS: usize = 1 << 11;
+    let chunk = keys
+        .len()
+        .div_ceil(rayon::current_num_threads().max(1))
+        .max(1);
+    spare.clear();
+    spare.resize(keys.len(), 0);
+    for shift in [42u32, 53] {
+        let counts: Vec<Vec<u32>> = keys
+            .par_chunks(chunk)
+            .map(|c| {
+                let mut count = vec![0u32; BUCKETS];
+                for &k in c {
+                    count[digit(k, shift)] += 1;
+                }
+                count
+            })
+            .collect();
+        // Cut `spare` into one slice per (bucket, chunk), bucket-major,
+        // and hand each chunk its slice of every bucket.
+        let mut parts: Vec<Vec<&mut [u64]>> = (0..counts.len())
+            .map(|_| Vec::with_capacity(BUCKETS))
+            .collect();
+        let mut rest: &mut [u64] = spare;
+        for b in 0..BUCKETS {
+            for (c, count) in counts.iter().enumerate() {
+                let (part, tail) = rest.split_at_mut(count[b] as usize);
+                parts[c].push(part);
+                rest = tail;
+            }
+        }
+        keys.par_chunks(chunk)
+            .zip(parts)
+            .for_each(|(c, mut parts)| {
+                let mut at = [0u32; BUCKETS];
+                for &k in c {
+                    let b = digit(k, shift);
+                    parts[b][at[b] as usize] = k;
+                    at[b] += 1;
+                }
+            });
+        core::mem::swap(keys, spare);
+    }
+}
+
 /// Sorts `(code << 32) | index` keys by the top 22 bits of their 32-bit
 /// code: two 11-bit LSD radix passes through `spare`. The lower bits order cells more than
 /// 11 levels down, which the partition sorts out cheaply, on ranges that
@@ -405,7 +478,7 @@ fn radix_sort_codes(keys: &mut Vec<u64>, spare: &mut Vec<u64>) {
     const BUCKETS: usize = 1 << 11;
     let mut offsets = [[0u32; BUCKETS]; 2];
     for k in keys.iter() {
-        offsets[0][((k >> 42) & 0x7FF) as usize] += 1;
+        offsets[0][digit(*k, 42)] += 1;
         offsets[1][(k >> 53) as usize] += 1;
     }
     spare.clear();
@@ -418,7 +491,7 @@ fn radix_sort_codes(keys: &mut Vec<u64>, spare: &mut Vec<u64>) {
             sum += c;
         }
         for &k in keys.iter() {
-            let b = ((k >> shift) & 0x7FF) as usize;
+            let b = digit(k, shift);
             spare[offsets[b] as usize] = k;
             offsets[b] += 1;
         }
@@ -700,6 +773,10 @@ fn build_subtree(
 #[cfg(feature = "parallel")]
 const PAR_LEVELS: u8 = 2;
 
+/// A subtree built apart: its nodes, its root first, and their geometry.
+#[cfg(feature = "parallel")]
+type Subtree = (Vec<Node>, Vec<Geo>);
+
 /// Below this many entries, a subtree is built on one thread.
 #[cfg(feature = "parallel")]
 const PAR_MIN: usize = 4096;
@@ -715,7 +792,7 @@ fn par_build_subtree(
     geo: Geo,
     levels: u8,
     limits: Limits,
-) -> (Vec<Node>, Vec<Geo>) {
+) -> Subtree {
     let mut nodes = vec![root];
     let mut geos = vec![geo];
     let len = part.entries.len();
@@ -753,26 +830,42 @@ fn par_build_subtree(
         entries = rest_e;
         cats = rest_c;
     }
-    let kids: Vec<(Node, Geo)> = (0..4)
-        .map(|q| (nodes[first as usize + q].clone(), geos[first as usize + q]))
+    // Each quadrant is one job; a job takes its part and leaves its subtree.
+    let jobs: Vec<Mutex<Option<(Part<'_>, Node, Geo)>>> = parts
+        .into_iter()
+        .enumerate()
+        .map(|(q, p)| {
+            let k = first as usize + q;
+            Mutex::new(Some((p, nodes[k].clone(), geos[k])))
+        })
         .collect();
-    let mut jobs = parts.into_iter().zip(kids);
-    let mut job = || {
-        let (p, (k, g)) = jobs.next().expect("four quadrants");
-        move || par_build_subtree(p, k, g, levels - 1, limits)
-    };
-    let (j0, j1, j2, j3) = (job(), job(), job(), job());
-    let ((s0, s1), (s2, s3)) = rayon::join(|| rayon::join(j0, j1), || rayon::join(j2, j3));
-    for (q, sub) in [s0, s1, s2, s3].into_iter().enumerate() {
+    let subs: Vec<Mutex<Option<Subtree>>> = (0..4).map(|_| Mutex::new(None)).collect();
+    super::parallel::run_jobs(4, |q| {
+        let (p, k, g) = lock(&jobs[q]).take().expect("each job runs once");
+        let sub = par_build_subtree(p, k, g, levels - 1, limits);
+        *lock(&subs[q]) = Some(sub);
+    });
+    for (q, sub) in subs.into_iter().enumerate() {
+        let sub = sub
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner())
+            .expect("every job ran");
         splice(&mut nodes, &mut geos, first + q as u32, sub);
     }
     (nodes, geos)
 }
 
+/// Locks `m`, which a panic cannot leave half-written: each slot is
+/// written whole, once.
+#[cfg(feature = "parallel")]
+fn lock<V>(m: &Mutex<V>) -> std::sync::MutexGuard<'_, V> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Puts the subtree `sub` (its root first, with its geometry) in place of
 /// node `at`, appending its descendants and renumbering their links.
 #[cfg(feature = "parallel")]
-fn splice(nodes: &mut Vec<Node>, geos: &mut Vec<Geo>, at: u32, sub: (Vec<Node>, Vec<Geo>)) {
+fn splice(nodes: &mut Vec<Node>, geos: &mut Vec<Geo>, at: u32, sub: Subtree) {
     let (sub, sub_geos) = sub;
     geos[at as usize] = sub_geos[0];
     geos.extend_from_slice(&sub_geos[1..]);

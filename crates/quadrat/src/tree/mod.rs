@@ -58,6 +58,13 @@ pub(crate) const NONE: u32 = u32::MAX;
 /// narrower than the spacing of `f32` values, and splitting buys nothing.
 pub const MAX_DEPTH: u8 = 24;
 
+/// A bulk build of new items splits across threads from this many times
+/// [`Config::par_min_items`] items (2¹⁸ by default): on 2 cores,
+/// `par_insert_many` of 100k boxes took 1.1-1.2× the time of
+/// `insert_many` when split, about the same at 200k, and 0.75-0.86× at
+/// 300k.
+pub(crate) const BUILD_SPLIT: usize = 4;
+
 /// Capacity of the fixed traversal stacks: a depth-first walk keeps at most
 /// three pending siblings per level plus the four children just pushed.
 pub(crate) const STACK: usize = 3 * MAX_DEPTH as usize + 8;
@@ -97,14 +104,17 @@ pub struct Config {
     #[cfg_attr(feature = "serde", serde(default))]
     pub key_seed: u32,
     /// With the `parallel` feature: below this many items, the `par_`
-    /// methods build and find pairs on the calling thread, because
-    /// splitting that work costs more than it saves. (The pass of
-    /// `par_update_all` that asks for each new
+    /// methods find pairs and rebuild on the calling thread, and below
+    /// four times as many `par_insert_many` (and the first parallel
+    /// question after deferred inserts) builds there, because splitting
+    /// that work costs more than it saves. (The pass of `par_update_all` that asks for each new
     /// box is split in chunks of 16,384 items whatever this says, so a
     /// smaller tree is one chunk.) Any value; 0 always splits. Default
-    /// 65,536 (2¹⁶), measured on 2 cores (build, then all pairs): splitting
-    /// took 1.2-1.6× the time of one thread at 1k-10k boxes, about the same
-    /// at 30k, and 0.86-0.96× at 100k. Without the feature it does nothing.
+    /// 65,536 (2¹⁶), measured on 2 cores: splitting build and pairs took
+    /// 1.2-1.6× the time of one thread at 1k-10k boxes and about the same
+    /// at 30k; at 100k, the pair walk alone took 0.4-0.7×, but the build
+    /// 1.1-1.2×, and about the same at 200k. Without the feature it does
+    /// nothing.
     #[cfg_attr(feature = "serde", serde(default = "Config::default_par_min_items"))]
     pub par_min_items: usize,
 }
@@ -553,7 +563,7 @@ impl<T> QuadTree<T> {
     /// they are): what `insert_many` builds, in the buffers of the spare.
     #[cold]
     fn build_lazy(&self, parallel: bool) -> Lazy {
-        let parallel = self.splits(parallel, self.entries.len());
+        let parallel = self.splits_build(parallel, self.entries.len());
         let mut l = core::mem::take(&mut *self.spare.0.lock().unwrap_or_else(|e| e.into_inner()));
         l.entries.clear();
         let from = &self.entries;
@@ -627,6 +637,7 @@ impl<T> QuadTree<T> {
                 }
             }
             None => {
+                let parallel = self.splits_build(parallel, self.entries.len());
                 self.presort(parallel);
                 self.build_all(parallel);
             }
@@ -654,10 +665,22 @@ impl<T> QuadTree<T> {
     /// `true` when work over `items` items is split across threads: asked
     /// for by the caller (`parallel`), and at least
     /// [`Config::par_min_items`] items, below which splitting costs more
-    /// than it saves. Every `par_` path decides here, once per call.
+    /// than it saves. Every `par_` path decides here or in
+    /// [`splits_build`](QuadTree::splits_build), once per call.
     #[inline]
     pub(crate) fn splits(&self, parallel: bool, items: usize) -> bool {
         parallel && items >= self.config.par_min_items
+    }
+
+    /// `true` when a bulk build of `items` new or deferred items is split
+    /// across threads: asked for by the caller (`parallel`), and at least
+    /// [`BUILD_SPLIT`] times [`Config::par_min_items`] items. Less of it
+    /// than of a pair walk or a rebuild runs in parallel: taking the items
+    /// in, and giving each slot its place, stay on the calling thread.
+    /// (A rebuild, as in `par_update_all`, splits from `par_min_items`.)
+    #[inline]
+    pub(crate) fn splits_build(&self, parallel: bool, items: usize) -> bool {
+        parallel && items >= self.config.par_min_items.saturating_mul(BUILD_SPLIT)
     }
 
     /// The configuration given at creation.

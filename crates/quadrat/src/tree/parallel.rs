@@ -403,34 +403,87 @@ impl<T: Sync> QuadTree<T> {
     }
 
     /// The pair walk of the subtree of `n` (see `PairFinder::within_subtree`),
-    /// split into tasks for `levels` more levels; `run` runs each task, on
-    /// whichever thread picks it up. Each node's slots are prefetched
-    /// before its items are paired when `warm` (see `PairFinder::warming`).
+    /// split into jobs for `levels` more levels (see [`Job`]); `run` runs
+    /// each job, on whichever thread takes it (see [`run_jobs`]). Each
+    /// node's slots are prefetched before its items are paired when `warm`
+    /// (see `PairFinder::warming`).
     fn par_walk(&self, n: u32, levels: u8, warm: bool, run: &(dyn Fn(&Task<'_>) + Sync)) {
+        let mut jobs = Vec::new();
+        self.list_jobs(n, levels, &mut jobs);
+        run_jobs(jobs.len(), |i| {
+            run(&|emit: &mut Emit<'_>| {
+                self.walk_pairs(emit, warm, |p| match jobs[i] {
+                    Job::Within(n) => p.within_subtree(n),
+                    Job::Own(n) => p.own_run(n),
+                    Job::Between(a, b) => p.subtree_vs_subtree(a, b),
+                });
+            });
+        });
+    }
+
+    /// Appends the jobs of the pair walk of the subtree of `n`, split for
+    /// `levels` more levels, to `jobs`, in depth-first order.
+    fn list_jobs(&self, n: u32, levels: u8, jobs: &mut Vec<Job>) {
         let node = &self.ix().nodes[n as usize];
         if levels == 0 || node.is_leaf() {
-            run(&|emit: &mut Emit<'_>| self.walk_pairs(emit, warm, |p| p.within_subtree(n)));
+            jobs.push(Job::Within(n));
             return;
         }
         let first = node.children;
-        rayon::scope(|s| {
-            s.spawn(move |_| {
-                run(&|emit: &mut Emit<'_>| self.walk_pairs(emit, warm, |p| p.own_run(n)))
-            });
-            for q in 0..4 {
-                s.spawn(move |_| self.par_walk(first + q, levels - 1, warm, run));
+        jobs.push(Job::Own(n));
+        for q in 0..4 {
+            self.list_jobs(first + q, levels - 1, jobs);
+        }
+        for i in 0..4 {
+            for j in i + 1..4 {
+                jobs.push(Job::Between(first + i, first + j));
             }
-            for i in 0..4 {
-                for j in i + 1..4 {
-                    s.spawn(move |_| {
-                        run(&|emit: &mut Emit<'_>| {
-                            self.walk_pairs(emit, warm, |p| {
-                                p.subtree_vs_subtree(first + i, first + j);
-                            });
-                        });
-                    });
-                }
-            }
-        });
+        }
     }
+}
+
+/// One job of the parallel pair walk: the pairs it finds are disjoint from
+/// every other job's, and together they are the walk's.
+#[derive(Clone, Copy)]
+enum Job {
+    /// Every pair within the subtree of this node.
+    Within(u32),
+    /// Every pair between this node's own run and its subtree.
+    Own(u32),
+    /// Every pair between the subtrees of these two siblings.
+    Between(u32, u32),
+}
+
+/// Runs `job(i)` for every `i` in `0..jobs`, each once: the calling thread
+/// and up to one helper task per other thread of rayon's pool take the
+/// next job from a shared counter until none is left.
+///
+/// The calling thread works too, where `rayon::join` or `rayon::scope`
+/// called from outside the pool hand everything to the pool and wait. A
+/// pool thread that has gone to sleep can take a millisecond or more to
+/// wake up on a busy 2-core machine, and then one thread did all of a
+/// short parallel walk while the caller waited: a walk of 100k boxes took
+/// longer on two threads than on one. Here a helper that wakes late finds
+/// fewer jobs left, and the caller has done the rest.
+pub(crate) fn run_jobs(jobs: usize, job: impl Fn(usize) + Sync) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let next = AtomicUsize::new(0);
+    let work = || {
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= jobs {
+                break;
+            }
+            job(i);
+        }
+    };
+    let helpers = rayon::current_num_threads()
+        .saturating_sub(1)
+        .min(jobs.saturating_sub(1));
+    rayon::in_place_scope(|s| {
+        for _ in 0..helpers {
+            s.spawn(|_| work());
+        }
+        work();
+    });
 }

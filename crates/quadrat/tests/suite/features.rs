@@ -104,6 +104,14 @@ fn parallel_build_equals_sequential_build() {
                 .eq(ib.map(|(k, b, v)| (k.index(), b, v))),
             "{what}: items differ"
         );
+        // Each run holds its items in the same order too: a query of
+        // everything reports them node by node, run by run.
+        let order = |t: &QuadTree<T>| {
+            let mut keys = Vec::new();
+            t.query_keys_into(Aabb::new([f32::MIN; 2], [f32::MAX; 2]), &mut keys);
+            keys.iter().map(|k| k.index()).collect::<Vec<_>>()
+        };
+        assert_eq!(order(a), order(b), "{what}: items in another order");
         let pairs = |t: &QuadTree<T>| {
             t.pairs()
                 .into_iter()
