@@ -32,6 +32,86 @@ fn parallel_pairs_equal_sequential_pairs() {
     }
 }
 
+/// The `par_` forms give the sequential answers on a pool of one thread
+/// (where the calling thread does every job) and of four (more threads than
+/// this machine may have cores: the radix sort cuts its keys in four
+/// chunks), called on the pool and from inside one of its tasks, and with
+/// a `par_` question asked from inside the closure of another. (The other
+/// tests call them from outside any pool.)
+#[cfg(feature = "parallel")]
+#[test]
+fn parallel_forms_on_any_pool_and_from_inside_it() {
+    use quadrat::scenario::{Layout, Scenario};
+    use quadrat::{Aabb, Config, Key, QuadTree};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let config = Config {
+        max_items: 8,
+        par_min_items: 0,
+        ..Config::default()
+    };
+    let order = |t: &QuadTree<u32>| {
+        let mut keys = Vec::new();
+        t.query_keys_into(Aabb::new([f32::MIN; 2], [f32::MAX; 2]), &mut keys);
+        keys.iter().map(|k| k.index()).collect::<Vec<_>>()
+    };
+    let small = Scenario::new(Layout::Clustered, 2_000, 5);
+    let mut inner = QuadTree::with_config(small.world, config);
+    inner.insert_many(small.boxes().into_iter().zip(0..));
+    let inner_pairs = inner.pairs();
+    let check = |layout: Layout, what: &str| {
+        let s = Scenario::new(layout, 12_000, 23);
+        let items = || s.boxes().into_iter().zip(0u32..);
+        let mut seq = QuadTree::with_config(s.world, config);
+        seq.insert_many(items());
+        let mut par = QuadTree::with_config(s.world, config);
+        par.par_insert_many(items());
+        assert!(seq.nodes().eq(par.nodes()), "{what}: nodes differ");
+        assert_eq!(order(&seq), order(&par), "{what}: items in another order");
+        let expected = seq.pairs();
+        assert_eq!(par.par_pairs(), expected, "{what}: par_pairs");
+        let mut mapped: Vec<(Key, Key)> = Vec::new();
+        par.par_map_pairs_into(&mut mapped, |a, b| (a, b));
+        mapped.sort_unstable();
+        assert_eq!(mapped, expected, "{what}: par_map_pairs_into");
+        // A parallel question inside the closure of a parallel walk.
+        let asked = AtomicUsize::new(0);
+        let count = AtomicUsize::new(0);
+        par.par_for_each_pair(|_, _| {
+            count.fetch_add(1, Ordering::Relaxed);
+            if asked.fetch_add(1, Ordering::Relaxed) < 3 {
+                assert_eq!(inner.par_pairs(), inner_pairs, "{what}: nested");
+            }
+        });
+        assert_eq!(
+            count.into_inner(),
+            expected.len(),
+            "{what}: par_for_each_pair"
+        );
+        let step = |k: Key, _: &u32, b: Aabb| b.translate([(k.index() % 5) as f32 - 2.0, 1.5]);
+        seq.update_all(step);
+        par.par_update_all(step);
+        assert!(seq.nodes().eq(par.nodes()), "{what}: moved nodes differ");
+        assert_eq!(
+            order(&seq),
+            order(&par),
+            "{what}: moved items in another order"
+        );
+        assert_eq!(par.par_pairs(), seq.pairs(), "{what}: moved pairs");
+    };
+    for threads in [1, 4] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("a thread pool");
+        for layout in Layout::ALL {
+            pool.install(|| check(layout, &format!("{threads} threads, {layout:?}")));
+            pool.scope(|s| {
+                s.spawn(|_| check(layout, &format!("{threads} threads, in a task, {layout:?}")));
+            });
+        }
+    }
+}
+
 /// Items inserted one by one into an empty tree are placed in bulk by the
 /// first question: when that is a parallel one, on rayon's pool. The
 /// placed tree is the one `insert_many` builds, and it keeps working as
