@@ -63,7 +63,8 @@ impl<T> QuadTree<T> {
         self.insert_many_impl(items, false)
     }
 
-    /// `try_insert_many`, building in bulk on rayon's pool when `parallel`.
+    /// `try_insert_many`, building in bulk on rayon's pool when `parallel`
+    /// (from four times `par_min_items` items, see `splits_build`).
     pub(crate) fn insert_many_impl(
         &mut self,
         items: impl IntoIterator<Item = (Aabb, T)>,
@@ -782,9 +783,9 @@ type Subtree = (Vec<Node>, Vec<Geo>);
 const PAR_MIN: usize = 4096;
 
 /// Builds the subtree of `root` over the whole part, the subtrees of its
-/// children as rayon tasks for `levels` more levels. Returns the subtree's
-/// nodes, `root` first, laid out as `build_subtree` lays them out, and
-/// their geometry (`geo` first).
+/// children as jobs of [`run_jobs`](super::parallel::run_jobs) for
+/// `levels` more levels. Returns the subtree's nodes, `root` first, laid
+/// out as `build_subtree` lays them out, and their geometry (`geo` first).
 #[cfg(feature = "parallel")]
 fn par_build_subtree(
     mut part: Part<'_>,
@@ -927,5 +928,42 @@ impl<T> FromIterator<(Aabb, T)> for QuadTree<T> {
         let mut tree = QuadTree::new(world);
         tree.insert_many(items);
         tree
+    }
+}
+
+#[cfg(all(test, feature = "parallel"))]
+mod tests {
+    use super::{par_radix_sort_codes, radix_sort_codes};
+
+    /// The parallel radix sort gives the one-thread sort's order exactly,
+    /// ties included (many keys share their top 22 bits here), for lengths
+    /// that split unevenly into chunks, on pools of 1 to 4 threads.
+    #[test]
+    fn parallel_radix_sort_is_the_sequential_sort() {
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for threads in 1..=4 {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .expect("a thread pool");
+            for len in [0, 1, 3, 1_025, 4_097, 30_001] {
+                // Few distinct codes, so most keys tie on the sorted bits;
+                // the index in the low half tells tied keys apart.
+                let keys: Vec<u64> = (0..len)
+                    .map(|i| ((next() % 97) << 53 | (next() % 5) << 42) | i as u64)
+                    .collect();
+                let (mut seq, mut spare) = (keys.clone(), Vec::new());
+                radix_sort_codes(&mut seq, &mut spare);
+                let (mut par, mut spare) = (keys, Vec::new());
+                pool.install(|| par_radix_sort_codes(&mut par, &mut spare));
+                assert_eq!(par, seq, "{threads} threads, {len} keys");
+            }
+        }
     }
 }

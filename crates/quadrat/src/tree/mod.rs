@@ -58,11 +58,13 @@ pub(crate) const NONE: u32 = u32::MAX;
 /// narrower than the spacing of `f32` values, and splitting buys nothing.
 pub const MAX_DEPTH: u8 = 24;
 
-/// A bulk build of new items splits across threads from this many times
-/// [`Config::par_min_items`] items (2¹⁸ by default): on 2 cores,
-/// `par_insert_many` of 100k boxes took 1.1-1.2× the time of
-/// `insert_many` when split, about the same at 200k, and 0.75-0.86× at
-/// 300k.
+/// A bulk build of new or deferred items splits across threads from this
+/// many times [`Config::par_min_items`] items (2¹⁸ by default): on 2
+/// cores, `par_insert_many` of 100k boxes took 1.1-1.35× the time of
+/// `insert_many` when split (in mixed scenes 0.9×), about the same at
+/// 200k, and 0.75-0.86× at 300k; placing 100k deferred inserts for
+/// `par_map_pairs_into` took 1.13-1.21× the time split in clustered
+/// scenes, 0.87-1.0× in the others.
 pub(crate) const BUILD_SPLIT: usize = 4;
 
 /// Capacity of the fixed traversal stacks: a depth-first walk keeps at most
@@ -672,12 +674,14 @@ impl<T> QuadTree<T> {
         parallel && items >= self.config.par_min_items
     }
 
-    /// `true` when a bulk build of `items` new or deferred items is split
-    /// across threads: asked for by the caller (`parallel`), and at least
-    /// [`BUILD_SPLIT`] times [`Config::par_min_items`] items. Less of it
-    /// than of a pair walk or a rebuild runs in parallel: taking the items
-    /// in, and giving each slot its place, stay on the calling thread.
-    /// (A rebuild, as in `par_update_all`, splits from `par_min_items`.)
+    /// `true` when a bulk build over `items` items, for new items or to
+    /// place deferred inserts, is split across threads: asked for by the
+    /// caller (`parallel`), and at least [`BUILD_SPLIT`] times
+    /// [`Config::par_min_items`] items. Such a build sorts the items along
+    /// a Morton curve first, whose split costs more than it saves on small
+    /// trees, and `par_insert_many` takes the items in on the calling
+    /// thread. (A rebuild of a placed tree, as in `par_rebuild` and
+    /// `par_update_all`, splits from `par_min_items`.)
     #[inline]
     pub(crate) fn splits_build(&self, parallel: bool, items: usize) -> bool {
         parallel && items >= self.config.par_min_items.saturating_mul(BUILD_SPLIT)

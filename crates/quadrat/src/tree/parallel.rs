@@ -8,20 +8,23 @@ use crate::key::Key;
 use crate::tree::Entry;
 use std::sync::Mutex;
 
-/// Levels of the tree over which the walk is split into tasks: 4 children
-/// and 6 sibling pairs per level give hundreds of tasks, plenty to balance
+/// Levels of the tree over which the walk is split into jobs: 4 children
+/// and 6 sibling pairs per level give hundreds of jobs, plenty to balance
 /// a few cores, while the work below stays sequential and allocation-free.
 const SPLIT_LEVELS: u8 = 3;
 
 /// What receives a pair of entries.
 type Emit<'e> = dyn FnMut(&Entry, &Entry) + 'e;
 
-/// One task of the walk: given an emitter, find some of the pairs.
+/// One job of the walk: given an emitter, find some of the pairs.
 type Task<'t> = dyn Fn(&mut Emit<'_>) + Sync + 't;
 
 impl<T> QuadTree<T> {
     /// Like [`rebuild`](QuadTree::rebuild), with the subtrees of the top
-    /// levels built as tasks on rayon's thread pool. The tree is the same.
+    /// levels built as jobs on the calling thread and rayon's thread pool,
+    /// from [`Config::par_min_items`](crate::Config) items (a tree whose
+    /// inserts wait is placed by a bulk build, split from four times
+    /// that). The tree is the same.
     ///
     /// ```
     /// use quadrat::{Aabb, QuadTree};
@@ -44,8 +47,10 @@ impl<T> QuadTree<T> {
     }
 
     /// Like [`insert_many`](QuadTree::insert_many), building in bulk on
-    /// rayon's thread pool. Keys are handed out in order, and the tree is
-    /// the same as `insert_many` makes.
+    /// the calling thread and rayon's thread pool from four times
+    /// [`Config::par_min_items`](crate::Config) items (2¹⁸ by default),
+    /// below which it builds on the calling thread. Keys are handed out in
+    /// order, and the tree is the same as `insert_many` makes.
     ///
     /// # Panics
     /// When a box is invalid; nothing is inserted then.
@@ -236,7 +241,8 @@ impl<T: Sync> QuadTree<T> {
 
     /// Like [`for_each_pair`](QuadTree::for_each_pair), on rayon's thread
     /// pool: `f(a, b)` is called once for every intersecting pair, with
-    /// `a < b`, from any of the pool's threads, in no particular order.
+    /// `a < b`, from the calling thread and any of the pool's threads, in
+    /// no particular order.
     ///
     /// ```
     /// use quadrat::{Aabb, QuadTree};
@@ -299,7 +305,7 @@ impl<T: Sync> QuadTree<T> {
     /// once, in no particular order, to `out`, found on rayon's thread pool:
     /// [`par_pairs_unordered`](QuadTree::par_pairs_unordered) into a vector
     /// you keep. Reusing `out` from frame to frame saves allocating it
-    /// again: each task gathers pairs in a small buffer of its own and
+    /// again: each job gathers pairs in a small buffer of its own and
     /// appends it to `out` when full, so the pairs are written into `out`'s
     /// memory once.
     ///
@@ -324,8 +330,8 @@ impl<T: Sync> QuadTree<T> {
     /// each exactly once, in no particular order, to `out`, found on
     /// rayon's thread pool: collect what you need of each pair (your own
     /// ids, say) without a second pass over the pairs. `f` runs on the
-    /// pool's threads. Like [`par_pairs_into`](QuadTree::par_pairs_into),
-    /// each task fills a small buffer of its own and appends it to `out`
+    /// calling thread and the pool's threads. Like
+    /// [`par_pairs_into`](QuadTree::par_pairs_into), each job fills a small buffer of its own and appends it to `out`
     /// when full. Below [`Config::par_min_items`](crate::Config) items it
     /// is `for_each_pair` pushing into `out`.
     ///
@@ -350,7 +356,7 @@ impl<T: Sync> QuadTree<T> {
         f: impl Fn(Key, Key) -> P + Sync,
         warm: bool,
     ) {
-        /// Pairs a task gathers before it appends them to `out`.
+        /// Pairs a job gathers before it appends them to `out`.
         const BUFFER: usize = 4096;
         self.ix_with(true);
         if !self.splits(true, self.len()) {
@@ -362,7 +368,7 @@ impl<T: Sync> QuadTree<T> {
             return;
         }
         // Room for a first buffer, made here, on the calling thread: the
-        // tasks only grow `out`, and a vector grows in the allocator arena
+        // jobs only grow `out`, and a vector grows in the allocator arena
         // it was made in. Made on a pool thread instead (when `out` came
         // empty), it lived in that thread's arena, and with glibc's
         // allocator the calling thread's next large buffers (the next
@@ -392,7 +398,7 @@ impl<T: Sync> QuadTree<T> {
         });
     }
 
-    /// How many levels of the pair walk are split into tasks: none below
+    /// How many levels of the pair walk are split into jobs: none below
     /// [`Config::par_min_items`](crate::Config) items.
     fn split_levels(&self) -> u8 {
         if self.splits(true, self.len()) {
@@ -463,8 +469,11 @@ enum Job {
 /// pool thread that has gone to sleep can take a millisecond or more to
 /// wake up on a busy 2-core machine, and then one thread did all of a
 /// short parallel walk while the caller waited: a walk of 100k boxes took
-/// longer on two threads than on one. Here a helper that wakes late finds
-/// fewer jobs left, and the caller has done the rest.
+/// longer on two threads than on one. Here the caller takes the jobs no
+/// helper has taken yet; it still waits for each helper to start, but a
+/// helper that starts late finds fewer jobs left, or none. With one job,
+/// or no other thread in the pool, the caller runs them alone, without
+/// a scope.
 pub(crate) fn run_jobs(jobs: usize, job: impl Fn(usize) + Sync) {
     use std::sync::atomic::{AtomicUsize, Ordering};
     let next = AtomicUsize::new(0);
@@ -480,6 +489,10 @@ pub(crate) fn run_jobs(jobs: usize, job: impl Fn(usize) + Sync) {
     let helpers = rayon::current_num_threads()
         .saturating_sub(1)
         .min(jobs.saturating_sub(1));
+    if helpers == 0 {
+        work();
+        return;
+    }
     rayon::in_place_scope(|s| {
         for _ in 0..helpers {
             s.spawn(|_| work());

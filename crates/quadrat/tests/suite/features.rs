@@ -33,11 +33,13 @@ fn parallel_pairs_equal_sequential_pairs() {
 }
 
 /// The `par_` forms give the sequential answers on a pool of one thread
-/// (where the calling thread does every job) and of four (more threads than
-/// this machine may have cores: the radix sort cuts its keys in four
-/// chunks), called on the pool and from inside one of its tasks, and with
-/// a `par_` question asked from inside the closure of another. (The other
-/// tests call them from outside any pool.)
+/// (where the calling thread does every job) and of three and four (more
+/// threads than this machine may have cores: the radix sort cuts its keys
+/// in that many chunks), called on the pool and from inside one of its
+/// tasks, and with a `par_` question asked from inside the closure of
+/// another; also into a tree that has items, to place deferred inserts,
+/// and for a pile on one point, where every key ties. (The other tests
+/// call them from outside any pool.)
 #[cfg(feature = "parallel")]
 #[test]
 fn parallel_forms_on_any_pool_and_from_inside_it() {
@@ -97,8 +99,39 @@ fn parallel_forms_on_any_pool_and_from_inside_it() {
             "{what}: moved items in another order"
         );
         assert_eq!(par.par_pairs(), seq.pairs(), "{what}: moved pairs");
+        // A second batch into a tree that has items: the presort of every
+        // entry, old and new.
+        let more = Scenario::new(layout, 9_001, 29);
+        let batch = || more.boxes().into_iter().zip(100_000u32..);
+        seq.insert_many(batch());
+        par.par_insert_many(batch());
+        assert!(seq.nodes().eq(par.nodes()), "{what}: second batch");
+        assert_eq!(order(&seq), order(&par), "{what}: second batch order");
+        // Deferred inserts placed by a rebuild, one way and the other.
+        let mut seq = QuadTree::with_config(s.world, config);
+        let mut par = QuadTree::with_config(s.world, config);
+        for (b, v) in items() {
+            seq.insert(b, v);
+            par.insert(b, v);
+        }
+        seq.rebuild();
+        par.par_rebuild();
+        assert!(seq.nodes().eq(par.nodes()), "{what}: deferred, rebuilt");
+        assert_eq!(order(&seq), order(&par), "{what}: deferred, rebuilt order");
     };
-    for threads in [1, 4] {
+    // A pile on one point, of a length no thread count divides: every box
+    // ties, so only a stable sort keeps the one-thread order.
+    let pile = |what: &str| {
+        let world = Aabb::new([0.0, 0.0], [100.0, 100.0]);
+        let items = || std::iter::repeat_n(Aabb::from_point([25.0, 75.0]), 6_007).zip(0u32..);
+        let mut seq = QuadTree::with_config(world, config);
+        seq.insert_many(items());
+        let mut par = QuadTree::with_config(world, config);
+        par.par_insert_many(items());
+        assert!(seq.nodes().eq(par.nodes()), "{what}: pile nodes");
+        assert_eq!(order(&seq), order(&par), "{what}: pile order");
+    };
+    for threads in [1, 3, 4] {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
@@ -109,6 +142,7 @@ fn parallel_forms_on_any_pool_and_from_inside_it() {
                 s.spawn(|_| check(layout, &format!("{threads} threads, in a task, {layout:?}")));
             });
         }
+        pool.install(|| pile(&format!("{threads} threads")));
     }
 }
 
