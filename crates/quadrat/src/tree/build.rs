@@ -1,5 +1,7 @@
 //! Bulk building: many items at once, and rebuilding in place.
 
+#[cfg(feature = "parallel")]
+use super::parallel::{lock, run_jobs};
 use super::{Entry, Geo, Node, QuadTree};
 use crate::error::Error;
 use crate::geom::Aabb;
@@ -783,7 +785,7 @@ type Subtree = (Vec<Node>, Vec<Geo>);
 const PAR_MIN: usize = 4096;
 
 /// Builds the subtree of `root` over the whole part, the subtrees of its
-/// children as jobs of [`run_jobs`](super::parallel::run_jobs) for
+/// children as jobs of [`run_jobs`] for
 /// `levels` more levels. Returns the subtree's nodes, `root` first, laid
 /// out as `build_subtree` lays them out, and their geometry (`geo` first).
 #[cfg(feature = "parallel")]
@@ -841,7 +843,7 @@ fn par_build_subtree(
         })
         .collect();
     let subs: Vec<Mutex<Option<Subtree>>> = (0..4).map(|_| Mutex::new(None)).collect();
-    super::parallel::run_jobs(4, |q| {
+    run_jobs(4, |q| {
         let (p, k, g) = lock(&jobs[q]).take().expect("each job runs once");
         let sub = par_build_subtree(p, k, g, levels - 1, limits);
         *lock(&subs[q]) = Some(sub);
@@ -854,13 +856,6 @@ fn par_build_subtree(
         splice(&mut nodes, &mut geos, first + q as u32, sub);
     }
     (nodes, geos)
-}
-
-/// Locks `m`, which a panic cannot leave half-written: each slot is
-/// written whole, once.
-#[cfg(feature = "parallel")]
-fn lock<V>(m: &Mutex<V>) -> std::sync::MutexGuard<'_, V> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Puts the subtree `sub` (its root first, with its geometry) in place of

@@ -375,12 +375,7 @@ impl<T: Sync> QuadTree<T> {
         // build's) then came back as fresh pages each time.
         out.reserve(BUFFER);
         let shared = Mutex::new(out);
-        let flush = |found: &mut Vec<P>| {
-            shared
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .append(found);
-        };
+        let flush = |found: &mut Vec<P>| lock(&shared).append(found);
         self.par_walk(0, SPLIT_LEVELS, warm, &|task: &Task<'_>| {
             let mut found = Vec::new();
             task(&mut |a: &Entry, b: &Entry| {
@@ -458,6 +453,13 @@ enum Job {
     Own(u32),
     /// Every pair between the subtrees of these two siblings.
     Between(u32, u32),
+}
+
+/// Locks `m`, poisoned or not: what the mutexes of the parallel paths
+/// guard is written whole under the lock (a job's result, a buffer
+/// appended), so a panic elsewhere cannot leave it half-written.
+pub(crate) fn lock<V>(m: &Mutex<V>) -> std::sync::MutexGuard<'_, V> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Runs `job(i)` for every `i` in `0..jobs`, each once: the calling thread

@@ -32,6 +32,17 @@ fn parallel_pairs_equal_sequential_pairs() {
     }
 }
 
+/// The slot index of every item, in the order a query of everything
+/// reports them: node by node, run by run, so two trees with the same
+/// nodes give the same list only when every run holds its items in the
+/// same order.
+#[cfg(feature = "parallel")]
+fn order<T>(t: &quadrat::QuadTree<T>) -> Vec<u32> {
+    let mut keys = Vec::new();
+    t.query_keys_into(quadrat::Aabb::new([f32::MIN; 2], [f32::MAX; 2]), &mut keys);
+    keys.iter().map(|k| k.index()).collect()
+}
+
 /// The `par_` forms give the sequential answers on a pool of one thread
 /// (where the calling thread does every job) and of three and four (more
 /// threads than this machine may have cores: the radix sort cuts its keys
@@ -50,11 +61,6 @@ fn parallel_forms_on_any_pool_and_from_inside_it() {
         max_items: 8,
         par_min_items: 0,
         ..Config::default()
-    };
-    let order = |t: &QuadTree<u32>| {
-        let mut keys = Vec::new();
-        t.query_keys_into(Aabb::new([f32::MIN; 2], [f32::MAX; 2]), &mut keys);
-        keys.iter().map(|k| k.index()).collect::<Vec<_>>()
     };
     let small = Scenario::new(Layout::Clustered, 2_000, 5);
     let mut inner = QuadTree::with_config(small.world, config);
@@ -218,13 +224,7 @@ fn parallel_build_equals_sequential_build() {
                 .eq(ib.map(|(k, b, v)| (k.index(), b, v))),
             "{what}: items differ"
         );
-        // Each run holds its items in the same order too: a query of
-        // everything reports them node by node, run by run.
-        let order = |t: &QuadTree<T>| {
-            let mut keys = Vec::new();
-            t.query_keys_into(Aabb::new([f32::MIN; 2], [f32::MAX; 2]), &mut keys);
-            keys.iter().map(|k| k.index()).collect::<Vec<_>>()
-        };
+        // Each run holds its items in the same order too.
         assert_eq!(order(a), order(b), "{what}: items in another order");
         let pairs = |t: &QuadTree<T>| {
             t.pairs()
