@@ -9,6 +9,8 @@
 //!   of the entry array), compaction, child blocks;
 //! - [`insert`](insert.rs), [`build`](build.rs), [`remove`](remove.rs),
 //!   [`update`](update.rs), [`parallel`](parallel.rs): the mutations;
+//! - [`order`](order.rs): the key and sort engine of the bulk build
+//!   (Morton codes, radix sort, gather);
 //! - [`query`](query.rs), [`pairs`](pairs.rs), [`nearest`](nearest.rs),
 //!   [`raycast`](raycast.rs): the questions;
 //! - [`validate`](validate.rs): the invariant checker.
@@ -17,6 +19,7 @@ mod build;
 mod insert;
 mod nearest;
 mod node;
+mod order;
 mod pairs;
 #[cfg(feature = "parallel")]
 mod parallel;
@@ -569,7 +572,7 @@ impl<T> QuadTree<T> {
         let mut l = core::mem::take(&mut *self.spare.0.lock().unwrap_or_else(|e| e.into_inner()));
         l.entries.clear();
         let from = &self.entries;
-        build::gather_in_morton_order(
+        order::gather_in_morton_order(
             from,
             |e| e.aabb,
             |i| from[i],

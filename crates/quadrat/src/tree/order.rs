@@ -1,0 +1,220 @@
+//! The key and sort engine of the bulk build: Morton (Z-order) codes of
+//! the items' centres, a radix sort of them (on one thread, or on rayon's
+//! pool with the same order), and the gather of the items in that order.
+//! The build's top-down partition (`build.rs`) then finds nearly every
+//! entry in its bucket already.
+
+use crate::geom::Aabb;
+
+/// Fills `keys` with `(code << 32) | index` for each of `items` (entries, or
+/// bare boxes; `aabb` reads the box), where `code` is the Morton (Z-order)
+/// code of its centre quantized to 16 bits per axis over `world`, and sorts
+/// them by code with a radix sort (`spare` is its scratch). Gathering the entries in that order lets the
+/// top-down partition find nearly every entry in its bucket already. The
+/// codes only approximate the tree's exact placement; the partition that
+/// follows is exact either way.
+fn morton_order<E: Sync>(
+    items: &[E],
+    aabb: impl Fn(&E) -> Aabb + Sync,
+    w: Aabb,
+    parallel: bool,
+    keys: &mut Vec<u64>,
+    spare: &mut Vec<u64>,
+) {
+    let sx = 65535.0 / w.width();
+    let sy = 65535.0 / w.height();
+    let quantize = |v: f32, lo: f32, s: f32| ((v - lo) * s).clamp(0.0, 65535.0) as u32;
+    let key = |(i, e): (usize, &E)| {
+        let c = aabb(e).center();
+        let code = spread(quantize(c.x, w.min.x, sx)) | (spread(quantize(c.y, w.min.y, sy)) << 1);
+        (u64::from(code) << 32) | i as u64
+    };
+    keys.clear();
+    #[cfg(feature = "parallel")]
+    if parallel {
+        use rayon::prelude::*;
+        keys.par_extend(items.par_iter().enumerate().map(key));
+    }
+    #[cfg(not(feature = "parallel"))]
+    let _ = parallel;
+    if keys.is_empty() {
+        keys.extend(items.iter().enumerate().map(key));
+    }
+    #[cfg(feature = "parallel")]
+    if parallel {
+        par_radix_sort_codes(keys, spare);
+        return;
+    }
+    radix_sort_codes(keys, spare);
+}
+
+/// Appends `make(i)` for every `i` in `0..items.len()` to `out`, in the
+/// order [`morton_order`] gives the items from 1,024 on, in their own
+/// order below that (where the sort does not pay). The sort's buffers are
+/// `kept` for the next call when given; otherwise they are local, and the
+/// radix sort's spare half is freed before the gather, so that a build's
+/// peak does not hold it (at 1M items, 8 MB).
+pub(crate) fn gather_in_morton_order<E: Sync, O: Send>(
+    items: &[E],
+    aabb: impl Fn(&E) -> Aabb + Sync,
+    make: impl Fn(usize) -> O + Sync + Send,
+    world: Aabb,
+    parallel: bool,
+    kept: Option<(&mut Vec<u64>, &mut Vec<u64>)>,
+    out: &mut Vec<O>,
+) {
+    if items.len() < 1024 {
+        out.extend((0..items.len()).map(make));
+        return;
+    }
+    let frees = kept.is_none();
+    let (mut own_keys, mut own_spare) = (Vec::new(), Vec::new());
+    let (keys, spare) = kept.unwrap_or((&mut own_keys, &mut own_spare));
+    morton_order(items, aabb, world, parallel, keys, spare);
+    if frees {
+        *spare = Vec::new();
+    }
+    // Gather: independent reads, whose cache misses overlap.
+    let gather = |&k: &u64| make((k & 0xFFFF_FFFF) as usize);
+    #[cfg(feature = "parallel")]
+    if parallel {
+        use rayon::prelude::*;
+        out.par_extend(keys.par_iter().map(gather));
+        return;
+    }
+    out.extend(keys.iter().map(gather));
+}
+
+/// The bucket of key `k` in the radix pass that sorts on bits `shift..`.
+#[inline]
+fn digit(k: u64, shift: u32) -> usize {
+    ((k >> shift) & 0x7FF) as usize
+}
+
+/// [`radix_sort_codes`] on rayon's pool: each pass counts the digits of
+/// one chunk of the keys per thread, and each chunk scatters its keys into
+/// the part of every bucket that the chunks before it leave free, so the
+/// order within a bucket is the chunks' order and the sort stays stable.
+#[cfg(feature = "parallel")]
+fn par_radix_sort_codes(keys: &mut Vec<u64>, spare: &mut Vec<u64>) {
+    use rayon::prelude::*;
+    const BUCKETS: usize = 1 << 11;
+    let chunk = keys
+        .len()
+        .div_ceil(rayon::current_num_threads().max(1))
+        .max(1);
+    spare.clear();
+    spare.resize(keys.len(), 0);
+    for shift in [42u32, 53] {
+        let counts: Vec<Vec<u32>> = keys
+            .par_chunks(chunk)
+            .map(|c| {
+                let mut count = vec![0u32; BUCKETS];
+                for &k in c {
+                    count[digit(k, shift)] += 1;
+                }
+                count
+            })
+            .collect();
+        // Cut `spare` into one slice per (bucket, chunk), bucket-major,
+        // and hand each chunk its slice of every bucket.
+        let mut parts: Vec<Vec<&mut [u64]>> = (0..counts.len())
+            .map(|_| Vec::with_capacity(BUCKETS))
+            .collect();
+        let mut rest: &mut [u64] = spare;
+        for b in 0..BUCKETS {
+            for (c, count) in counts.iter().enumerate() {
+                let (part, tail) = rest.split_at_mut(count[b] as usize);
+                parts[c].push(part);
+                rest = tail;
+            }
+        }
+        keys.par_chunks(chunk)
+            .zip(parts)
+            .for_each(|(c, mut parts)| {
+                let mut at = [0u32; BUCKETS];
+                for &k in c {
+                    let b = digit(k, shift);
+                    parts[b][at[b] as usize] = k;
+                    at[b] += 1;
+                }
+            });
+        core::mem::swap(keys, spare);
+    }
+}
+
+/// Sorts `(code << 32) | index` keys by the top 22 bits of their 32-bit
+/// code: two 11-bit LSD radix passes through `spare`. The lower bits order cells more than
+/// 11 levels down, which the partition sorts out cheaply, on ranges that
+/// fit in cache.
+fn radix_sort_codes(keys: &mut Vec<u64>, spare: &mut Vec<u64>) {
+    const BUCKETS: usize = 1 << 11;
+    let mut offsets = [[0u32; BUCKETS]; 2];
+    for k in keys.iter() {
+        offsets[0][digit(*k, 42)] += 1;
+        offsets[1][(k >> 53) as usize] += 1;
+    }
+    spare.clear();
+    spare.resize(keys.len(), 0);
+    for (shift, offsets) in [42u32, 53].into_iter().zip(offsets.iter_mut()) {
+        let mut sum = 0u32;
+        for o in offsets.iter_mut() {
+            let c = *o;
+            *o = sum;
+            sum += c;
+        }
+        for &k in keys.iter() {
+            let b = digit(k, shift);
+            spare[offsets[b] as usize] = k;
+            offsets[b] += 1;
+        }
+        core::mem::swap(keys, spare);
+    }
+}
+
+/// Spreads the 16 low bits of `v` to the even bits of the result.
+#[inline]
+fn spread(v: u32) -> u32 {
+    let mut v = v & 0xFFFF;
+    v = (v | (v << 8)) & 0x00FF_00FF;
+    v = (v | (v << 4)) & 0x0F0F_0F0F;
+    v = (v | (v << 2)) & 0x3333_3333;
+    (v | (v << 1)) & 0x5555_5555
+}
+
+#[cfg(all(test, feature = "parallel"))]
+mod tests {
+    use super::{par_radix_sort_codes, radix_sort_codes};
+
+    /// The parallel radix sort gives the one-thread sort's order exactly,
+    /// ties included (many keys share their top 22 bits here), for lengths
+    /// that split unevenly into chunks, on pools of 1 to 4 threads.
+    #[test]
+    fn parallel_radix_sort_is_the_sequential_sort() {
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for threads in 1..=4 {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .expect("a thread pool");
+            for len in [0, 1, 3, 1_025, 4_097, 30_001] {
+                // Few distinct codes, so most keys tie on the sorted bits;
+                // the index in the low half tells tied keys apart.
+                let keys: Vec<u64> = (0..len)
+                    .map(|i| ((next() % 97) << 53 | (next() % 5) << 42) | i as u64)
+                    .collect();
+                let (mut seq, mut spare) = (keys.clone(), Vec::new());
+                radix_sort_codes(&mut seq, &mut spare);
+                let (mut par, mut spare) = (keys, Vec::new());
+                pool.install(|| par_radix_sort_codes(&mut par, &mut spare));
+                assert_eq!(par, seq, "{threads} threads, {len} keys");
+            }
+        }
+    }
+}
