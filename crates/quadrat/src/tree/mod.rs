@@ -111,8 +111,10 @@ pub struct Config {
     /// With the `parallel` feature: below this many items, the `par_`
     /// methods find pairs and rebuild on the calling thread, and below
     /// four times as many `par_insert_many` (and the first parallel
-    /// question after deferred inserts) builds there, because splitting
-    /// that work costs more than it saves. (The pass of `par_update_all` that asks for each new
+    /// question after deferred inserts) builds there, and `par_update_all`
+    /// re-places the items that left their node as `update_all` does,
+    /// because splitting that work costs more than it saves. (The pass of
+    /// `par_update_all` that asks for each new
     /// box is split in chunks of 16,384 items whatever this says, so a
     /// smaller tree is one chunk.) Any value; 0 always splits. Default
     /// 65,536 (2¹⁶), measured on 2 cores: splitting build and pairs took
@@ -322,6 +324,9 @@ pub struct QuadTree<T> {
     pub(crate) splits: Vec<u32>,
     /// Scratch of `refit_below_all`: the nodes in breadth-first order.
     pub(crate) order: Vec<u32>,
+    /// Scratch of `place_in_bulk`: the nodes by where their runs sit, and
+    /// the movers' entries by where they go.
+    pub(crate) placing: Placing,
     /// Scratch of `try_par_update_all`: each slot's new box, or NaN.
     #[cfg(feature = "parallel")]
     pub(crate) fresh: Vec<Aabb>,
@@ -345,6 +350,17 @@ pub struct QuadTree<T> {
     pub(crate) spare: Spare,
     /// Set by `clear`: the tree keeps a spare index (see `spare`).
     pub(crate) recycles: bool,
+}
+
+/// The scratch of `update::place_in_bulk`, kept between calls.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Placing {
+    /// `(start << 32) | node` for every node of the tree.
+    pub(crate) runs: Vec<u64>,
+    /// Each mover's new entry, after the key of the node it goes to.
+    pub(crate) arrivals: Vec<(u64, Entry)>,
+    /// Per node: movers gained minus lost, then the same for its subtree.
+    pub(crate) net: Vec<i32>,
 }
 
 /// A [`Lazy`] kept for its allocations. Cloning a tree does not clone it.
@@ -494,6 +510,7 @@ impl<T> QuadTree<T> {
             splits: Vec::new(),
             dirty: Vec::new(),
             order: Vec::new(),
+            placing: Placing::default(),
             #[cfg(feature = "parallel")]
             fresh: Vec::new(),
             cats: Vec::new(),
@@ -931,6 +948,7 @@ impl<T> QuadTree<T> {
         self.movers = Vec::new();
         self.splits = Vec::new();
         self.order = Vec::new();
+        self.placing = Placing::default();
         #[cfg(feature = "parallel")]
         {
             self.fresh = Vec::new();

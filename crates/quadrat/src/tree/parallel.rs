@@ -93,9 +93,14 @@ impl<T> QuadTree<T> {
 impl<T: Sync> QuadTree<T> {
     /// Like [`update_all`](QuadTree::update_all), on rayon's thread pool:
     /// `f` is called once per item, from any of the pool's threads, in no
-    /// particular order; the boxes are written in parallel; many items
-    /// leaving their node are handled by a parallel rebuild. The tree is the
-    /// same as `update_all` makes.
+    /// particular order; the boxes are written in parallel. From
+    /// `4 × Config::par_min_items` items (2¹⁸ by default), more than 1/32 of
+    /// the items leaving their node are handled by a parallel rebuild; on
+    /// smaller trees, the items that left are re-placed as `update_all`
+    /// re-places them. The tree has the same nodes, each with the same
+    /// items, as `update_all` makes; within a node, items whose boxes start
+    /// at the same `x` may be listed in another order when one rebuilt and
+    /// the other did not.
     ///
     /// # Panics
     /// When `f` returns an invalid box; see
@@ -164,6 +169,7 @@ impl<T: Sync> QuadTree<T> {
         // placement test: the rebuild places everything.
         let (slab, entries, nodes, geo) = (&self.slab, &self.entries, &self.nodes, &self.geo);
         let len = self.len();
+        let pool = self.splits_build(true, len);
         let moved = AtomicUsize::new(0);
         let (movers, refused): Found = fresh
             .par_chunks_mut(CHUNK)
@@ -174,7 +180,8 @@ impl<T: Sync> QuadTree<T> {
                 let mut rebuild = false;
                 for (j, o) in out.iter_mut().enumerate() {
                     if j % 64 == 0 && !rebuild {
-                        rebuild = super::update::rebuild_due(moved.load(Relaxed), len);
+                        rebuild = super::update::plan(moved.load(Relaxed), len, pool)
+                            == super::update::Plan::Rebuild;
                     }
                     let idx = c * CHUNK + j;
                     let slot = &slab.slots[idx];
@@ -192,7 +199,12 @@ impl<T: Sync> QuadTree<T> {
                         *o = b;
                     } else if super::update::stays_in(nodes, geo, n, &b) {
                         *o = b;
-                        dirty[n as usize / 64].fetch_or(1 << (n % 64), Relaxed);
+                        // Most items share their node with others: one
+                        // atomic write per node, not per item.
+                        let (word, bit) = (&dirty[n as usize / 64], 1 << (n % 64));
+                        if word.load(Relaxed) & bit == 0 {
+                            word.fetch_or(bit, Relaxed);
+                        }
                     } else {
                         movers.push((idx as u32, b));
                         moved.fetch_add(1, Relaxed);

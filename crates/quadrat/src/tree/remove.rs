@@ -69,7 +69,7 @@ impl<T> QuadTree<T> {
     /// Merges every item below node `n` into `n` and frees its descendants.
     /// Its load is unchanged: items from below are exactly those that would
     /// move into a child again.
-    fn collapse(&mut self, n: u32) {
+    pub(crate) fn collapse(&mut self, n: u32) {
         let node = &mut self.nodes[n as usize];
         let first = node.children;
         node.children = super::NONE;

@@ -10,8 +10,14 @@ impl<T> QuadTree<T> {
     /// The node where a box is stored: the deepest existing node along its
     /// centre's path whose loose bounds contain it.
     pub(crate) fn locate(&self, b: &Aabb) -> u32 {
+        self.locate_below(0, b)
+    }
+
+    /// The node where a box is stored, given that it is stored in the
+    /// subtree of node `n`: the deepest existing node along its centre's
+    /// path from `n` whose loose bounds contain it.
+    pub(crate) fn locate_below(&self, mut n: u32, b: &Aabb) -> u32 {
         let c = b.center();
-        let mut n = 0u32;
         loop {
             let node = &self.nodes[n as usize];
             if node.is_leaf() {

@@ -377,6 +377,7 @@ impl<T> QuadTree<T> {
             splits: Vec::new(),
             dirty: Vec::new(),
             order: Vec::new(),
+            placing: Default::default(),
             #[cfg(feature = "parallel")]
             fresh: Vec::new(),
             cats: Vec::new(),

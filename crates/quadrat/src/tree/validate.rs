@@ -324,6 +324,7 @@ impl<T> QuadTree<T> {
             movers: Vec::new(),
             splits: Vec::new(),
             order: Vec::new(),
+            placing: Default::default(),
             #[cfg(feature = "parallel")]
             fresh: Vec::new(),
             dirty: Vec::new(),

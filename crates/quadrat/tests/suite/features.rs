@@ -43,6 +43,26 @@ fn order<T>(t: &quadrat::QuadTree<T>) -> Vec<u32> {
     keys.iter().map(|k| k.index()).collect()
 }
 
+/// [`order`], with each stretch of items whose boxes start at the same x
+/// sorted by slot: the order of a run up to its ties, which the sort by
+/// `min.x` leaves to the way the items got there.
+#[cfg(feature = "parallel")]
+fn order_up_to_ties<T>(t: &quadrat::QuadTree<T>) -> Vec<u32> {
+    let mut keys = Vec::new();
+    t.query_keys_into(quadrat::Aabb::new([f32::MIN; 2], [f32::MAX; 2]), &mut keys);
+    let x = |i: usize| t.aabb(keys[i]).expect("a live key").min.x.to_bits();
+    let mut out: Vec<u32> = keys.iter().map(|k| k.index()).collect();
+    let mut i = 0;
+    while i < out.len() {
+        let j = (i + 1..out.len())
+            .find(|&j| x(j) != x(i))
+            .unwrap_or(out.len());
+        out[i..j].sort_unstable();
+        i = j;
+    }
+    out
+}
+
 /// The `par_` forms give the sequential answers on a pool of one thread
 /// (where the calling thread does every job) and of three and four (more
 /// threads than this machine may have cores: the radix sort cuts its keys
@@ -213,7 +233,12 @@ fn deferred_inserts_placed_by_parallel_questions() {
 fn parallel_build_equals_sequential_build() {
     use quadrat::scenario::{Layout, Rng, Scenario};
     use quadrat::{Aabb, Config, QuadTree};
-    fn same<T: PartialEq + std::fmt::Debug>(a: &QuadTree<T>, b: &QuadTree<T>, what: &str) {
+    fn same<T: PartialEq + std::fmt::Debug>(
+        a: &QuadTree<T>,
+        b: &QuadTree<T>,
+        what: &str,
+        exact: bool,
+    ) {
         let pile = what.starts_with("one point");
         b.validate().unwrap_or_else(|e| panic!("{what}: {e}"));
         assert!(a.nodes().eq(b.nodes()), "{what}: nodes differ");
@@ -224,8 +249,19 @@ fn parallel_build_equals_sequential_build() {
                 .eq(ib.map(|(k, b, v)| (k.index(), b, v))),
             "{what}: items differ"
         );
-        // Each run holds its items in the same order too.
-        assert_eq!(order(a), order(b), "{what}: items in another order");
+        // Each run holds its items in the same order too; after moves, up
+        // to ties in `min.x` (from 1/128 to 1/16 of the items leaving their
+        // node, `update_all` places them in bulk where `par_update_all`
+        // rebuilds on the pool).
+        if exact {
+            assert_eq!(order(a), order(b), "{what}: items in another order");
+        } else {
+            assert_eq!(
+                order_up_to_ties(a),
+                order_up_to_ties(b),
+                "{what}: items in another order"
+            );
+        }
         let pairs = |t: &QuadTree<T>| {
             t.pairs()
                 .into_iter()
@@ -298,7 +334,7 @@ fn parallel_build_equals_sequential_build() {
                     .map(|k| k.index())
                     .eq(par_keys.iter().map(|k| k.index()))
             );
-            same(&seq, &par, &what);
+            same(&seq, &par, &what, true);
             // Move everything, then rebuild both ways from the same state.
             let shift = |_, _: &u32, b: Aabb| b.translate([rng.range(-2.0, 2.0), 1.0]);
             let mut moved = seq.clone();
@@ -307,7 +343,7 @@ fn parallel_build_equals_sequential_build() {
             a.rebuild();
             let mut b = moved.clone();
             b.par_rebuild();
-            same(&a, &b, &format!("{what}, rebuilt"));
+            same(&a, &b, &format!("{what}, rebuilt"), true);
             // Moving everything far enough that most items leave their node
             // takes the rebuild path of both.
             let far = |k: quadrat::Key, _: &u32, b: Aabb| {
@@ -317,7 +353,7 @@ fn parallel_build_equals_sequential_build() {
             a.update_all(far);
             let mut b = seq.clone();
             b.par_update_all(far);
-            same(&a, &b, &format!("{what}, moved"));
+            same(&a, &b, &format!("{what}, moved"), false);
             // Small steps: most items stay and are written in place, the
             // rest re-placed one by one; a few refusals keep their boxes.
             let near = |k: quadrat::Key, _: &u32, b: Aabb| {
@@ -336,14 +372,14 @@ fn parallel_build_equals_sequential_build() {
                 eb.map_err(|e| e.0),
                 "{what}: refusals differ"
             );
-            same(&a, &b, &format!("{what}, nudged"));
+            same(&a, &b, &format!("{what}, nudged"), false);
             // Again, now that items were re-placed one by one and the entry
             // array has gaps.
             for _ in 0..2 {
                 let (ea, eb) = (a.try_update_all(near), b.try_par_update_all(near));
                 assert_eq!(ea.map_err(|e| e.0), eb.map_err(|e| e.0));
             }
-            same(&a, &b, &format!("{what}, nudged again"));
+            same(&a, &b, &format!("{what}, nudged again"), false);
         }
     }
     // A bad box refuses the whole batch and leaves the tree as it was.

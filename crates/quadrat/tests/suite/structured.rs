@@ -279,3 +279,55 @@ fn mixed_operations_over_structured_boxes() {
         }
     }
 }
+
+/// `update_all` re-places the items that left their node one by one, all
+/// at once, or by rebuilding the tree, by how many left (up to 1/128 of the
+/// items, up to 1/16, more). Whichever it takes, the tree is the one
+/// `insert_many` builds from the new boxes, node for node, with the same
+/// pairs, over structured boxes in every configuration, frame after frame
+/// as the share of items that jump elsewhere goes from none to all.
+#[test]
+fn update_all_gives_the_built_tree_for_any_share_of_movers() {
+    let world = shapes::world(Vec2::new(0.0, 0.0), 100.0);
+    for (c, &config) in CONFIGS.iter().enumerate() {
+        for (k, &kind) in Kind::ALL.iter().enumerate() {
+            let mut rng = Rng::new((c * 16 + k) as u64);
+            let mut now = shapes::boxes(kind, world, 3000, &mut rng);
+            let mut tree = quadrat::QuadTree::with_config(world, config);
+            let keys = tree.insert_many(now.iter().copied().zip(0u32..));
+            for jump_every in [0u64, 400, 90, 40, 20, 9, 3, 1, 60, 0] {
+                for b in now.iter_mut() {
+                    *b = if jump_every > 0 && rng.below(jump_every) == 0 {
+                        let c = Vec2::new(rng.range(-5.0, 105.0), rng.range(-5.0, 105.0));
+                        Aabb::from_center(c, [rng.range(0.0, 2.0), rng.range(0.0, 2.0)])
+                    } else {
+                        let s = (b.width() + b.height()) * 0.1 + 0.05;
+                        b.translate([rng.range(-s, s), rng.range(-s, s)])
+                    };
+                }
+                tree.update_all(|_, &i, _| now[i as usize]);
+                let what = format!("{kind:?} {config:?}, one in {jump_every} jumps");
+                tree.validate().unwrap_or_else(|e| panic!("{what}: {e}"));
+                let mut built = quadrat::QuadTree::with_config(world, config);
+                built.insert_many(now.iter().copied().zip(0u32..));
+                let shape = |t: &quadrat::QuadTree<u32>| {
+                    t.nodes().map(|n| (n.bounds, n.items)).collect::<Vec<_>>()
+                };
+                assert_eq!(shape(&tree), shape(&built), "{what}: nodes");
+                let pairs = |t: &quadrat::QuadTree<u32>| {
+                    let mut p: Vec<(u32, u32)> = Vec::new();
+                    t.for_each_pair(|a, b| {
+                        let (a, b) = (t[a], t[b]);
+                        p.push((a.min(b), a.max(b)));
+                    });
+                    p.sort_unstable();
+                    p
+                };
+                assert_eq!(pairs(&tree), pairs(&built), "{what}: pairs");
+                for (&key, b) in keys.iter().zip(&now) {
+                    assert_eq!(tree.aabb(key), Some(*b), "{what}");
+                }
+            }
+        }
+    }
+}
