@@ -112,8 +112,9 @@ pub struct Config {
     /// methods find pairs and rebuild on the calling thread, and below
     /// four times as many `par_insert_many` (and the first parallel
     /// question after deferred inserts) builds there, and `par_update_all`
-    /// re-places the items that left their node as `update_all` does,
-    /// because splitting that work costs more than it saves. (The pass of
+    /// chooses as `update_all` does how to re-place the items that left
+    /// their node (all at once on the calling thread from 1/128 to 1/16 of
+    /// the items), because splitting that work costs more than it saves. (The pass of
     /// `par_update_all` that asks for each new
     /// box is split in chunks of 16,384 items whatever this says, so a
     /// smaller tree is one chunk.) Any value; 0 always splits. Default

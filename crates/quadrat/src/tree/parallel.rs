@@ -94,13 +94,14 @@ impl<T: Sync> QuadTree<T> {
     /// Like [`update_all`](QuadTree::update_all), on rayon's thread pool:
     /// `f` is called once per item, from any of the pool's threads, in no
     /// particular order; the boxes are written in parallel. From
-    /// `4 × Config::par_min_items` items (2¹⁸ by default), more than 1/32 of
-    /// the items leaving their node are handled by a parallel rebuild; on
-    /// smaller trees, the items that left are re-placed as `update_all`
-    /// re-places them. The tree has the same nodes, each with the same
-    /// items, as `update_all` makes; within a node, items whose boxes start
-    /// at the same `x` may be listed in another order when one rebuilt and
-    /// the other did not.
+    /// `4 × Config::par_min_items` items (2¹⁸ by default), the items that
+    /// left their node are re-placed one by one up to 1/32 of the items,
+    /// and by a rebuild on the pool beyond; on smaller trees they are
+    /// re-placed as `update_all` re-places them (the rebuild beyond 1/16
+    /// runs on the pool from `Config::par_min_items` items). The tree has
+    /// the same nodes, each with the same items, as `update_all` makes;
+    /// within a node, items whose boxes start at the same `x` may be listed
+    /// in another order when the two took different ways.
     ///
     /// # Panics
     /// When `f` returns an invalid box; see
@@ -165,7 +166,7 @@ impl<T: Sync> QuadTree<T> {
             .collect();
         // Phase 1, by slot: each new box, and whether it stays in its node.
         // Once the movers found so far make a rebuild certain (see
-        // `rebuilds`), every later box is kept as if it stayed, with no
+        // `update::plan`), every later box is kept as if it stayed, with no
         // placement test: the rebuild places everything.
         let (slab, entries, nodes, geo) = (&self.slab, &self.entries, &self.nodes, &self.geo);
         let len = self.len();

@@ -250,9 +250,9 @@ fn parallel_build_equals_sequential_build() {
             "{what}: items differ"
         );
         // Each run holds its items in the same order too; after moves, up
-        // to ties in `min.x` (from 1/128 to 1/16 of the items leaving their
-        // node, `update_all` places them in bulk where `par_update_all`
-        // rebuilds on the pool).
+        // to ties in `min.x`: from 1/128 to 1/16 of the items leaving their
+        // node, `update_all` places them all at once, where `par_update_all`
+        // on the pool re-places them one by one (up to 1/32) or rebuilds.
         if exact {
             assert_eq!(order(a), order(b), "{what}: items in another order");
         } else {
