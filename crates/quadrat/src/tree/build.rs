@@ -558,7 +558,7 @@ fn partition(
 /// its load and tight bounds.
 fn finish(part: &mut Part<'_>, node: &mut Node, lo: usize, len: usize, load: u32) {
     let run = &mut part.entries[lo..lo + len];
-    run.sort_unstable_by(|a, b| a.aabb.min.x.total_cmp(&b.aabb.min.x));
+    super::runs::sort_by_min_x(run);
     // An empty run reserves nothing and starts at 0, as everywhere.
     node.start = if len == 0 { 0 } else { (part.base + lo) as u32 };
     node.len = len as u32;

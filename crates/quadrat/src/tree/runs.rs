@@ -168,7 +168,7 @@ impl<T> QuadTree<T> {
     pub(crate) fn sort_run(&mut self, n: u32) {
         let node = &self.nodes[n as usize];
         let (start, end) = (node.start as usize, (node.start + node.len) as usize);
-        self.entries[start..end].sort_unstable_by(|a, b| a.aabb.min.x.total_cmp(&b.aabb.min.x));
+        sort_by_min_x(&mut self.entries[start..end]);
         self.refit(n);
         for p in start..end {
             let slot = &mut self.slab.slots[self.entries[p].owner as usize];
@@ -360,6 +360,13 @@ impl<T> QuadTree<T> {
         }
         self.free_blocks.push(first);
     }
+}
+
+/// Sorts a run by `min.x` (as [`f32::total_cmp`] orders it): the order of
+/// every run.
+#[inline]
+pub(crate) fn sort_by_min_x(run: &mut [Entry]) {
+    run.sort_unstable_by(|a, b| a.aabb.min.x.total_cmp(&b.aabb.min.x));
 }
 
 /// Fills `hot` with what the searches read of each of `nodes`.

@@ -483,35 +483,42 @@ impl<T> QuadTree<T> {
         };
     }
 
-    /// Sorts node `n`'s run and refits its bounds; for a leaf, counts its
-    /// load (the test of `leaf_wants_deeper`, with the children's loose
-    /// bounds computed once) and pushes it onto `splits` when it must split.
-    /// Slots are left to the caller.
+    /// Sorts node `n`'s run and refits its bounds; for a leaf, recounts its
+    /// load (see `recount_leaf`). Slots are left to the caller.
     fn settle_run(&mut self, n: u32, splits: &mut Vec<u32>) {
         let node = &self.nodes[n as usize];
         let (start, end) = (node.start as usize, (node.start + node.len) as usize);
-        let counts = node.is_leaf() && node.depth < self.config.max_depth;
-        let geo = &self.geo[n as usize];
-        let (mid, kids) = (geo.cell.center(), geo.children_loose());
-        let run = &mut self.entries[start..end];
-        run.sort_unstable_by(|a, b| a.aabb.min.x.total_cmp(&b.aabb.min.x));
-        let mut tight = super::EMPTY;
-        let mut load = 0usize;
-        for e in run.iter() {
-            let b = &e.aabb;
-            tight = tight.join(b);
-            let c = b.center();
-            let q = usize::from(c.x >= mid.x) | (usize::from(c.y >= mid.y) << 1);
-            load += usize::from(kids[q].contains(b));
+        super::runs::sort_by_min_x(&mut self.entries[start..end]);
+        self.refit(n);
+        self.recount_leaf(n, splits);
+    }
+
+    /// For a leaf `n`, sets its load to the items of its run that would
+    /// move into a child (the test of `leaf_wants_deeper`, with the
+    /// children's loose bounds computed once), and pushes it onto `splits`
+    /// when it must split. Nothing for an internal node.
+    fn recount_leaf(&mut self, n: u32, splits: &mut Vec<u32>) {
+        let node = &self.nodes[n as usize];
+        if !node.is_leaf() {
+            return;
         }
-        let node = &mut self.nodes[n as usize];
-        node.tight = tight;
-        if node.is_leaf() {
-            let load = if counts { load } else { 0 };
-            node.load = load as u32;
-            if load > self.config.max_items {
-                splits.push(n);
-            }
+        let load = if node.depth < self.config.max_depth {
+            let geo = &self.geo[n as usize];
+            let (mid, kids) = (geo.cell.center(), geo.children_loose());
+            let run = &self.entries[node.start as usize..(node.start + node.len) as usize];
+            run.iter()
+                .filter(|e| {
+                    let c = e.aabb.center();
+                    let q = usize::from(c.x >= mid.x) | (usize::from(c.y >= mid.y) << 1);
+                    kids[q].contains(&e.aabb)
+                })
+                .count()
+        } else {
+            0
+        };
+        self.nodes[n as usize].load = load as u32;
+        if load > self.config.max_items {
+            splits.push(n);
         }
     }
 
@@ -543,18 +550,7 @@ impl<T> QuadTree<T> {
                 let n = (w * 64) as u32 + bits.trailing_zeros();
                 bits &= bits - 1;
                 self.resort_run(n);
-                if self.nodes[n as usize].is_leaf() {
-                    let node = &self.nodes[n as usize];
-                    let run = &self.entries[node.start as usize..(node.start + node.len) as usize];
-                    let load = run
-                        .iter()
-                        .filter(|e| self.leaf_wants_deeper(n, &e.aabb))
-                        .count();
-                    self.nodes[n as usize].load = load as u32;
-                    if load > self.config.max_items {
-                        splits.push(n);
-                    }
-                }
+                self.recount_leaf(n, splits);
             }
         }
     }
