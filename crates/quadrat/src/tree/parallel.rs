@@ -96,7 +96,9 @@ impl<T: Sync> QuadTree<T> {
     /// particular order; the boxes are written in parallel. From
     /// `4 × Config::par_min_items` items (2¹⁸ by default), the items that
     /// left their node are re-placed one by one up to 1/32 of the items,
-    /// and by a rebuild on the pool beyond; on smaller trees they are
+    /// and by a rebuild on the pool beyond, or as soon as the first 1/32 of
+    /// the items (about; the tasks share their counts every 64 items)
+    /// shows more than 1/512 of them leaving; on smaller trees they are
     /// re-placed as `update_all` re-places them (the rebuild beyond 1/16
     /// runs on the pool from `Config::par_min_items` items). The tree has
     /// the same nodes, each with the same items, as `update_all` makes;
@@ -141,7 +143,7 @@ impl<T: Sync> QuadTree<T> {
         f: impl Fn(Key, &T, Aabb) -> Aabb + Sync,
     ) -> Result<(), (Key, Error)> {
         use rayon::prelude::*;
-        use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+        use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
         self.undefer_with(true);
         /// Slots per task.
         const CHUNK: usize = 1 << 14;
@@ -165,24 +167,38 @@ impl<T: Sync> QuadTree<T> {
             .map(|_| AtomicU64::new(0))
             .collect();
         // Phase 1, by slot: each new box, and whether it stays in its node.
-        // Once the movers found so far make a rebuild certain (see
-        // `update::plan`), every later box is kept as if it stayed, with no
-        // placement test: the rebuild places everything.
+        // Every 64 slots, each task adds what it saw to the shared tally;
+        // once the tally makes a rebuild certain (see `update::plan` and
+        // `Tally::rebuild_early`), `rebuild` is set, and every later box is
+        // kept as if it stayed, with no placement test: the rebuild places
+        // everything.
         let (slab, entries, nodes, geo) = (&self.slab, &self.entries, &self.nodes, &self.geo);
         let len = self.len();
         let pool = self.splits_build(true, len);
-        let moved = AtomicUsize::new(0);
+        let (seen, moved) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let rebuild = AtomicBool::new(false);
         let (movers, refused): Found = fresh
             .par_chunks_mut(CHUNK)
             .enumerate()
             .map(|(c, out)| {
                 let mut movers = Vec::new();
                 let mut refused = None;
-                let mut rebuild = false;
+                let mut stop = false;
+                let mut mine = super::update::Tally::default();
                 for (j, o) in out.iter_mut().enumerate() {
-                    if j % 64 == 0 && !rebuild {
-                        rebuild = super::update::plan(moved.load(Relaxed), len, pool)
-                            == super::update::Plan::Rebuild;
+                    if j % 64 == 0 && !stop {
+                        let all = super::update::Tally {
+                            seen: seen.fetch_add(mine.seen, Relaxed) + mine.seen,
+                            movers: moved.fetch_add(mine.movers, Relaxed) + mine.movers,
+                        };
+                        mine = super::update::Tally::default();
+                        stop = rebuild.load(Relaxed)
+                            || super::update::plan(all.movers, len, pool)
+                                == super::update::Plan::Rebuild
+                            || all.rebuild_early(len, pool);
+                        if stop {
+                            rebuild.store(true, Relaxed);
+                        }
                     }
                     let idx = c * CHUNK + j;
                     let slot = &slab.slots[idx];
@@ -195,8 +211,9 @@ impl<T: Sync> QuadTree<T> {
                         refused.get_or_insert((key, err));
                         continue;
                     }
+                    mine.seen += 1;
                     let n = slot.node;
-                    if rebuild {
+                    if stop {
                         *o = b;
                     } else if super::update::stays_in(nodes, geo, n, &b) {
                         *o = b;
@@ -208,7 +225,7 @@ impl<T: Sync> QuadTree<T> {
                         }
                     } else {
                         movers.push((idx as u32, b));
-                        moved.fetch_add(1, Relaxed);
+                        mine.movers += 1;
                     }
                 }
                 (movers, refused)
@@ -245,7 +262,9 @@ impl<T: Sync> QuadTree<T> {
         bits.clear();
         bits.extend(dirty.into_iter().map(AtomicU64::into_inner));
         let splits = core::mem::take(&mut self.splits);
-        self.settle(movers, splits, bits, true);
+        // A task that stopped testing may have left movers out: `settle`
+        // must rebuild then, whatever the count of those it has.
+        self.settle(movers, splits, bits, true, rebuild.into_inner());
         match refused {
             Some(r) => Err(r),
             None => Ok(()),

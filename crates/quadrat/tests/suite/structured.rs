@@ -331,3 +331,62 @@ fn update_all_gives_the_built_tree_for_any_share_of_movers() {
         }
     }
 }
+
+/// From 2¹⁹ items, `update_all` may rebuild as soon as the first 1/32 of
+/// the items (by key) shows that more than 1/160 of them left their node,
+/// without testing the rest; and `par_update_all` on the pool from 1/512.
+/// Whether the sample speaks for the rest or not (the movers all among the
+/// first keys, or all among the last), the tree is the one `insert_many`
+/// builds from the new boxes, node for node, and every box is the new one.
+#[test]
+fn a_large_tree_is_the_built_tree_whatever_its_sample_says() {
+    const N: usize = (1 << 19) + 40_000;
+    let world = shapes::world(Vec2::new(0.0, 0.0), 1000.0);
+    let mut rng = Rng::new(7);
+    for kind in [Kind::Random, Kind::GridPoints, Kind::MixedSizes] {
+        let mut now = shapes::boxes(kind, world, N, &mut rng);
+        let mut tree = quadrat::QuadTree::new(world);
+        let keys = tree.insert_many(now.iter().copied().zip(0u32..));
+        // Which items move each frame, by key: all drift (movers spread
+        // evenly), only the sample's jump (the sample overstates), only
+        // the keys after it jump (the sample sees none), and one in 64
+        // jumps while the rest drift.
+        type Moves = fn(usize) -> u8;
+        let frames: [(&str, Moves); 4] = [
+            ("all drift", |_| 1),
+            ("the first 1/16 jump", |i| if i < N / 16 { 2 } else { 0 }),
+            (
+                "the last 1/40 jump",
+                |i| if i >= N - N / 40 { 2 } else { 0 },
+            ),
+            ("one in 64 jumps", |i| if i % 64 == 0 { 2 } else { 1 }),
+        ];
+        for (what, how) in frames {
+            for (i, b) in now.iter_mut().enumerate() {
+                *b = match how(i) {
+                    0 => *b,
+                    1 => {
+                        let s = (b.width() + b.height()) * 0.3 + 0.2;
+                        b.translate([rng.range(-s, s), rng.range(-s, s)])
+                    }
+                    _ => {
+                        let c = Vec2::new(rng.range(-5.0, 1005.0), rng.range(-5.0, 1005.0));
+                        Aabb::from_center(c, [rng.range(0.0, 2.0), rng.range(0.0, 2.0)])
+                    }
+                };
+            }
+            tree.update_all(|_, &i, _| now[i as usize]);
+            let what = format!("{kind:?}, {what}");
+            tree.validate().unwrap_or_else(|e| panic!("{what}: {e}"));
+            let mut built = quadrat::QuadTree::new(world);
+            built.insert_many(now.iter().copied().zip(0u32..));
+            let shape = |t: &quadrat::QuadTree<u32>| {
+                t.nodes().map(|n| (n.bounds, n.items)).collect::<Vec<_>>()
+            };
+            assert_eq!(shape(&tree), shape(&built), "{what}: nodes");
+            for (&key, b) in keys.iter().zip(&now) {
+                assert_eq!(tree.aabb(key), Some(*b), "{what}");
+            }
+        }
+    }
+}
