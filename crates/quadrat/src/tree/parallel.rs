@@ -96,9 +96,10 @@ impl<T: Sync> QuadTree<T> {
     /// particular order; the boxes are written in parallel. From
     /// `4 × Config::par_min_items` items (2¹⁸ by default), the items that
     /// left their node are re-placed one by one up to 1/32 of the items,
-    /// and by a rebuild on the pool beyond, or as soon as the first 1/32 of
-    /// the items (about; the tasks share their counts every 64 items)
-    /// shows more than 1/512 of them leaving; on smaller trees they are
+    /// and by a rebuild on the pool beyond, or as soon as more than 1/512 of
+    /// the items seen so far left their node, once the tasks together have
+    /// seen 1/32 of the items (they share their counts every 64 items, and
+    /// each starts at its own chunk of slots); on smaller trees they are
     /// re-placed as `update_all` re-places them (the rebuild beyond 1/16
     /// runs on the pool from `Config::par_min_items` items). The tree has
     /// the same nodes, each with the same items, as `update_all` makes;

@@ -107,10 +107,11 @@ impl<T> QuadTree<T> {
     /// they are few (up to 1/128 of the items), all at once when more (up
     /// to 1/16: each goes to its new node, and the entries are re-packed in
     /// two sequential passes), and by a [`rebuild`](QuadTree::rebuild)
-    /// beyond. From 2¹⁹ items, it also rebuilds as soon as the first 1/32
-    /// of the items (in slot order) shows more than 1/160 of them leaving
-    /// their node, and tests no placement after that: in a tree that large,
-    /// the rebuild costs less than the tests. The tree is the same whichever
+    /// beyond. From 2¹⁹ items, it also rebuilds as soon as more than 1/160
+    /// of the items seen so far left their node, once the first 1/32 of
+    /// the items (in slot order) are seen, and tests no placement after
+    /// that: in a tree that large, the rebuild costs less than the tests
+    /// and the placing from about that share. The tree is the same whichever
     /// way is taken. For a frame in which everything moves a little, this
     /// is much cheaper than calling [`update`](QuadTree::update) for each
     /// item.
@@ -158,14 +159,14 @@ impl<T> QuadTree<T> {
         &mut self,
         f: impl FnMut(Key, &T, Aabb) -> Aabb,
     ) -> Result<(), (Key, Error)> {
-        self.update_all_impl(f, false)
+        self.update_all_impl(f)
     }
 
-    /// `try_update_all`, rebuilding on rayon's pool when `parallel`.
-    pub(crate) fn update_all_impl(
+    /// `try_update_all`, on the calling thread (`par_update_all` has a
+    /// first pass of its own and shares `settle`).
+    fn update_all_impl(
         &mut self,
         mut f: impl FnMut(Key, &T, Aabb) -> Aabb,
-        parallel: bool,
     ) -> Result<(), (Key, Error)> {
         self.undefer();
         let mut refused = None;
@@ -184,7 +185,6 @@ impl<T> QuadTree<T> {
             movers,
             splits,
             dirty,
-            parallel,
             rebuild: false,
         };
         let tree = &mut *job.tree;
@@ -201,7 +201,7 @@ impl<T> QuadTree<T> {
         const BLOCK: usize = 64;
         let mut block = [(0u32, super::EMPTY); BLOCK];
         let slots = tree.slab.slots.len();
-        let (len, pool) = (tree.len(), tree.splits_build(parallel, tree.len()));
+        let len = tree.len();
         let mut tally = Tally::default();
         let mut start = 0;
         while start < slots {
@@ -241,8 +241,8 @@ impl<T> QuadTree<T> {
                     }
                 }
                 tally.movers = job.movers.len();
-                job.rebuild = plan(tally.movers, len, pool) == Plan::Rebuild
-                    || tally.rebuild_early(len, pool);
+                job.rebuild = plan(tally.movers, len, false) == Plan::Rebuild
+                    || tally.rebuild_early(len, false);
             }
             start = end;
         }
@@ -601,7 +601,6 @@ struct Settle<'a, T> {
     movers: Vec<(u32, Aabb)>,
     splits: Vec<u32>,
     dirty: Vec<u64>,
-    parallel: bool,
     /// Set once `settle` is to rebuild the tree: enough items left their
     /// node (see [`plan`]), or a sample says so (see
     /// [`Tally::rebuild_early`]). From then on, new boxes are written in
@@ -614,8 +613,7 @@ impl<T> Drop for Settle<'_, T> {
         let movers = core::mem::take(&mut self.movers);
         let splits = core::mem::take(&mut self.splits);
         let dirty = core::mem::take(&mut self.dirty);
-        self.tree
-            .settle(movers, splits, dirty, self.parallel, self.rebuild);
+        self.tree.settle(movers, splits, dirty, false, self.rebuild);
     }
 }
 

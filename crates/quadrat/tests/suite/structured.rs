@@ -332,12 +332,13 @@ fn update_all_gives_the_built_tree_for_any_share_of_movers() {
     }
 }
 
-/// From 2¹⁹ items, `update_all` may rebuild as soon as the first 1/32 of
-/// the items (by key) shows that more than 1/160 of them left their node,
-/// without testing the rest; and `par_update_all` on the pool from 1/512.
-/// Whether the sample speaks for the rest or not (the movers all among the
-/// first keys, or all among the last), the tree is the one `insert_many`
-/// builds from the new boxes, node for node, and every box is the new one.
+/// From 2¹⁹ items, once the first 1/32 of the items (by key) are seen,
+/// `update_all` rebuilds as soon as more than 1/160 of the items seen left
+/// their node, without testing the rest; and `par_update_all` on the pool
+/// from 1/512. Whether the first keys speak for the rest or not (the movers
+/// all among the first keys, or all among the last), the tree is the one
+/// `insert_many` builds from the new boxes, node for node, and every box is
+/// the new one.
 #[test]
 fn a_large_tree_is_the_built_tree_whatever_its_sample_says() {
     const N: usize = (1 << 19) + 40_000;
@@ -347,6 +348,8 @@ fn a_large_tree_is_the_built_tree_whatever_its_sample_says() {
         let mut now = shapes::boxes(kind, world, N, &mut rng);
         let mut tree = quadrat::QuadTree::new(world);
         let keys = tree.insert_many(now.iter().copied().zip(0u32..));
+        #[cfg(feature = "parallel")]
+        let mut par = tree.clone();
         // Which items move each frame, by key: all drift (movers spread
         // evenly), only the sample's jump (the sample overstates), only
         // the keys after it jump (the sample sees none), and one in 64
@@ -386,6 +389,16 @@ fn a_large_tree_is_the_built_tree_whatever_its_sample_says() {
             assert_eq!(shape(&tree), shape(&built), "{what}: nodes");
             for (&key, b) in keys.iter().zip(&now) {
                 assert_eq!(tree.aabb(key), Some(*b), "{what}");
+            }
+            #[cfg(feature = "parallel")]
+            {
+                par.par_update_all(|_, &i, _| now[i as usize]);
+                par.validate()
+                    .unwrap_or_else(|e| panic!("{what}, par_update_all: {e}"));
+                assert_eq!(shape(&par), shape(&built), "{what}, par_update_all: nodes");
+                for (&key, b) in keys.iter().zip(&now) {
+                    assert_eq!(par.aabb(key), Some(*b), "{what}, par_update_all");
+                }
             }
         }
     }
