@@ -169,8 +169,8 @@ impl<T: Sync> QuadTree<T> {
             .collect();
         // Phase 1, by slot: each new box, and whether it stays in its node.
         // Every 64 slots, each task adds what it saw to the shared tally;
-        // once the tally makes a rebuild certain (see `update::plan` and
-        // `Tally::rebuild_early`), `rebuild` is set, and every later box is
+        // once the tally makes a rebuild certain (`Tally::rebuild_due`),
+        // `rebuild` is set, and every later box is
         // kept as if it stayed, with no placement test: the rebuild places
         // everything.
         let (slab, entries, nodes, geo) = (&self.slab, &self.entries, &self.nodes, &self.geo);
@@ -193,10 +193,7 @@ impl<T: Sync> QuadTree<T> {
                             movers: moved.fetch_add(mine.movers, Relaxed) + mine.movers,
                         };
                         mine = super::update::Tally::default();
-                        stop = rebuild.load(Relaxed)
-                            || super::update::plan(all.movers, len, pool)
-                                == super::update::Plan::Rebuild
-                            || all.rebuild_early(len, pool);
+                        stop = rebuild.load(Relaxed) || all.rebuild_due(len, pool);
                         if stop {
                             rebuild.store(true, Relaxed);
                         }

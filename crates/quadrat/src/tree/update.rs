@@ -241,8 +241,7 @@ impl<T> QuadTree<T> {
                     }
                 }
                 tally.movers = job.movers.len();
-                job.rebuild = plan(tally.movers, len, false) == Plan::Rebuild
-                    || tally.rebuild_early(len, false);
+                job.rebuild = tally.rebuild_due(len, false);
             }
             start = end;
         }
@@ -633,8 +632,9 @@ pub(crate) struct Tally {
 pub(crate) const EARLY_MIN: usize = 1 << 19;
 
 impl Tally {
-    /// `true` when the items seen so far, from a tree of `len`, say that a
-    /// rebuild is cheaper than testing the placement of the rest: at least
+    /// `true` once `settle` is to rebuild: by [`plan`]'s count of movers, or
+    /// when the items seen so far, from a tree of `len`, say that a rebuild
+    /// is cheaper than testing the placement of the rest: at least
     /// 1/32 of the items seen, and of them more than 1/160 left their node
     /// on one thread (from [`EARLY_MIN`] items), more than 1/512 on the
     /// pool (`pool`). At 1M boxes drifting, a rebuild without the tests
@@ -645,7 +645,15 @@ impl Tally {
     /// 0.75–0.86× from 0.5% movers up, about 0.55× for clustered boxes with
     /// 1.6%, and about the same time with 0.2%.
     #[inline]
-    pub(crate) fn rebuild_early(&self, len: usize, pool: bool) -> bool {
+    pub(crate) fn rebuild_due(&self, len: usize, pool: bool) -> bool {
+        plan(self.movers, len, pool) == Plan::Rebuild || self.rebuild_early(len, pool)
+    }
+
+    /// `true` when the items seen so far, from a tree of `len`, say that a
+    /// rebuild is cheaper than testing the placement of the rest (see
+    /// [`rebuild_due`](Tally::rebuild_due)).
+    #[inline]
+    fn rebuild_early(&self, len: usize, pool: bool) -> bool {
         let sampled = self.seen >= len / 32;
         if pool {
             sampled && self.movers * 512 > self.seen
