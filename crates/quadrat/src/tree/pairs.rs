@@ -22,6 +22,8 @@ pub(crate) struct NodeFilter {
 pub(crate) trait Tally {
     /// Two items' boxes were compared.
     fn box_test(&mut self);
+    /// Two items' boxes were compared, `n` times.
+    fn box_tests(&mut self, n: u64);
     /// A box or a node's bounds were compared with a node's bounds.
     fn bound_test(&mut self);
     /// A pair was reported.
@@ -34,6 +36,8 @@ pub(crate) struct NoTally;
 impl Tally for NoTally {
     #[inline(always)]
     fn box_test(&mut self) {}
+    #[inline(always)]
+    fn box_tests(&mut self, _: u64) {}
     #[inline(always)]
     fn bound_test(&mut self) {}
     #[inline(always)]
@@ -70,6 +74,10 @@ impl Tally for PairStats {
         self.box_tests += 1;
     }
     #[inline(always)]
+    fn box_tests(&mut self, n: u64) {
+        self.box_tests += n;
+    }
+    #[inline(always)]
     fn bound_test(&mut self) {
         self.bound_tests += 1;
     }
@@ -90,55 +98,23 @@ fn overlap_y(a: &Aabb, b: &Aabb) -> bool {
 /// How many pairs [`sweep_within`] holds before it emits them.
 const PENDING: usize = 64;
 
-/// Pairs of one run that [`sweep_within`] found, as positions in the run,
-/// waiting to be emitted.
-struct Pending {
-    ij: [(u32, u32); PENDING],
-    k: usize,
-}
-
-impl Pending {
-    /// Notes candidate `(i, j)`, kept only when `hit`; emits when full.
-    #[inline(always)]
-    fn push<E: FnMut(&Entry, &Entry) + ?Sized, C: Tally>(
-        &mut self,
-        (i, j, hit): (usize, usize, bool),
-        run: &[Entry],
-        emit: &mut E,
-        tally: &mut C,
-    ) {
-        self.ij[self.k] = (i as u32, j as u32);
-        self.k += usize::from(hit);
-        if self.k == PENDING {
-            self.flush(run, emit, tally);
-        }
-    }
-
-    /// Emits the pairs held, in the order found.
-    #[inline]
-    fn flush<E: FnMut(&Entry, &Entry) + ?Sized, C: Tally>(
-        &mut self,
-        run: &[Entry],
-        emit: &mut E,
-        tally: &mut C,
-    ) {
-        for &(i, j) in &self.ij[..self.k] {
-            tally.pair();
-            emit(&run[i as usize], &run[j as usize]);
-        }
-        self.k = 0;
-    }
-}
+/// How many candidates [`sweep_within`] tests at a time, without a branch.
+const LANES: usize = 4;
 
 /// Reports every intersecting pair within one run sorted by `min.x`: each
 /// entry meets the entries after it until one starts right of its end.
 ///
 /// Within a node, whether two boxes that overlap in x also overlap in y
-/// is about as often true as not, so a branch on it mispredicts often.
-/// The sweep instead writes every candidate into a small buffer and moves
-/// past only those that intersect, then emits what the buffer holds
-/// (ARCHITECTURE.md gives the measured gain). Between two nodes' runs,
-/// most candidates intersect, the branch is well predicted, and
+/// is about as often true as not, so a branch on it mispredicts often;
+/// and where a run's sweep stops (the first entry right of the box's end)
+/// varies from entry to entry, so a branch on that mispredicts once per
+/// entry. The sweep instead tests [`LANES`] candidates at a time, each
+/// test whole (in the run, in reach in x, overlapping in y) and without a
+/// branch, writes every candidate into a small buffer and moves past only
+/// those that intersect, and goes on to the next block only while the
+/// last candidate was still in reach; then it emits what the buffer
+/// holds (ARCHITECTURE.md gives the measured gains). Between two nodes'
+/// runs, most candidates intersect, the branch is well predicted, and
 /// [`sweep_between`] branches. A run of fewer than two entries has no
 /// pair, and returns before the buffer is set up.
 #[inline]
@@ -147,24 +123,50 @@ fn sweep_within<E: FnMut(&Entry, &Entry) + ?Sized, C: Tally>(
     emit: &mut E,
     tally: &mut C,
 ) {
-    if run.len() < 2 {
+    let n = run.len();
+    if n < 2 {
         return;
     }
-    let mut pending = Pending {
-        ij: [(0, 0); PENDING],
-        k: 0,
+    let mut ij = [(0u32, 0u32); PENDING];
+    let mut k = 0;
+    let flush = |ij: &[(u32, u32)], emit: &mut E, tally: &mut C| {
+        for &(i, j) in ij {
+            tally.pair();
+            emit(&run[i as usize], &run[j as usize]);
+        }
     };
     for (i, a) in run.iter().enumerate() {
-        for (j, b) in run.iter().enumerate().skip(i + 1) {
-            tally.box_test();
-            if b.aabb.min.x > a.aabb.max.x {
+        let a = &a.aabb;
+        let mut j = i + 1;
+        while j < n {
+            if k > PENDING - LANES {
+                flush(&ij[..k], emit, tally);
+                k = 0;
+            }
+            // Sorted by `min.x`: once a candidate starts right of `a`'s
+            // end, so does every later one, and none of them hits.
+            let mut reach = 0;
+            let mut out = false;
+            for t in 0..LANES {
+                let jj = j + t;
+                let inside = jj < n;
+                let b = &run[jj.min(n - 1)].aabb;
+                let in_x = b.min.x <= a.max.x;
+                ij[k] = (i as u32, jj as u32);
+                k += usize::from(inside & in_x & overlap_y(a, b));
+                reach += usize::from(inside & in_x);
+                out |= inside & !in_x;
+            }
+            // What a sweep branching on each candidate would have
+            // compared: those in reach, and the first one out of it.
+            tally.box_tests((reach + usize::from(out)) as u64);
+            if reach < LANES {
                 break;
             }
-            let hit = overlap_y(&a.aabb, &b.aabb);
-            pending.push((i, j, hit), run, emit, tally);
+            j += LANES;
         }
     }
-    pending.flush(run, emit, tally);
+    flush(&ij[..k], emit, tally);
 }
 
 /// Reports every intersecting pair with one entry from each of two runs
