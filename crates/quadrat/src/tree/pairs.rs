@@ -21,7 +21,10 @@ pub(crate) struct NodeFilter {
 /// [`pair_stats`](QuadTree::pair_stats) with [`PairStats`].
 pub(crate) trait Tally {
     /// Two items' boxes were compared.
-    fn box_test(&mut self);
+    #[inline(always)]
+    fn box_test(&mut self) {
+        self.box_tests(1);
+    }
     /// Two items' boxes were compared, `n` times.
     fn box_tests(&mut self, n: u64);
     /// A box or a node's bounds were compared with a node's bounds.
@@ -34,8 +37,6 @@ pub(crate) trait Tally {
 pub(crate) struct NoTally;
 
 impl Tally for NoTally {
-    #[inline(always)]
-    fn box_test(&mut self) {}
     #[inline(always)]
     fn box_tests(&mut self, _: u64) {}
     #[inline(always)]
@@ -53,7 +54,10 @@ impl Tally for NoTally {
 /// that is a *box test*, whether it finds the boxes apart, finds them
 /// touching, or ends the sweep because the second box starts right of the
 /// first one's end. So for a tree of one node, `box_tests` is exactly what
-/// a plain sort-and-sweep over all the boxes makes. *Bound tests* are the
+/// a plain sort-and-sweep over all the boxes makes. The sweep within a run
+/// compares four boxes at a time, so it may compare up to three more per
+/// item past the end of its sweep; those are not counted, and `box_tests`
+/// stays the sweep's count whatever the block size. *Bound tests* are the
 /// comparisons with a node's bounds that decide which nodes and which
 /// items of a run meet at all.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -69,10 +73,6 @@ pub struct PairStats {
 }
 
 impl Tally for PairStats {
-    #[inline(always)]
-    fn box_test(&mut self) {
-        self.box_tests += 1;
-    }
     #[inline(always)]
     fn box_tests(&mut self, n: u64) {
         self.box_tests += n;
@@ -95,7 +95,8 @@ fn overlap_y(a: &Aabb, b: &Aabb) -> bool {
     (a.min.y <= b.max.y) & (b.min.y <= a.max.y)
 }
 
-/// How many pairs [`sweep_within`] holds before it emits them.
+/// How many pairs [`sweep_within`] can hold: it emits them once more than
+/// `PENDING - LANES` are held, before a block that could overflow.
 const PENDING: usize = 64;
 
 /// How many candidates [`sweep_within`] tests at a time, without a branch.
@@ -626,9 +627,10 @@ impl<T> QuadTree<T> {
     }
 
     /// The work one [`for_each_pair`](QuadTree::for_each_pair) does on
-    /// this tree: the pairs it reports, the box tests it makes to find
-    /// them, and the tests against nodes' bounds that decide where to look
-    /// (see [`PairStats`]). It walks the tree exactly as `for_each_pair`
+    /// this tree: the pairs it reports, the box tests its sweeps make to
+    /// find them (counted as a sweep that stops at the first box out of
+    /// reach makes them), and the tests against nodes' bounds that decide
+    /// where to look (see [`PairStats`]). It walks the tree exactly as `for_each_pair`
     /// does, counting as it goes; `for_each_pair` itself counts nothing
     /// and costs nothing more for this.
     ///

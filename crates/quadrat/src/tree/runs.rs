@@ -366,37 +366,49 @@ impl<T> QuadTree<T> {
 /// every run.
 ///
 /// A run of up to [`SHORT_RUN`] entries (most leaves' runs) is sorted as
-/// 8-byte keys, `min.x` as an ordered integer above the entry's place, and
-/// then gathered in that order from a copy. The standard sort of the
-/// entries themselves moves 24-byte entries and branches on comparisons
-/// (by insertion, up to 20), which a run in Morton order (after the bulk
-/// build's presort) or after a frame of drift gets wrong about half the
-/// time; short integer slices it sorts by a sorting network, without a
-/// branch on the data. Equal `min.x` keep their order in the run. At 100k
-/// boxes, `insert_many` took 0.92× the time in uniform and mixed scenes
-/// and 0.98× in clustered, and `update_all` after a frame of drift
-/// 0.95–0.97× in uniform scenes (ARCHITECTURE.md, *Bulk build*).
+/// 8-byte keys, `min.x` as an unsigned integer in `total_cmp`'s order above
+/// the entry's place in the run (so equal `min.x` keep their order), and
+/// then gathered in that order from a copy. The standard sort sorts a
+/// short slice by insertion up to 20 elements, and integers from 21 to 32
+/// with small sorting networks, which branch far less on the data than
+/// insertion does on a run in Morton order (after the bulk build's
+/// presort) or after a frame of drift, where about half the neighbours are
+/// swapped. So the keys are padded to at least [`NETWORK_MIN`] with
+/// `u64::MAX`, which sorts after every real key; and each step moves 8
+/// bytes instead of a 24-byte entry. Against sorting the entries,
+/// `insert_many` took 0.89–0.93× the time at 100k and 0.93–0.96× at 1M,
+/// and `update_all` after a frame of drift at 1M 0.96× with uniform boxes
+/// and 0.93× with clustered ones (ARCHITECTURE.md, *Bulk build*).
 #[inline]
 pub(crate) fn sort_by_min_x(run: &mut [Entry]) {
     let n = run.len();
+    if n < 2 {
+        return;
+    }
     if n > SHORT_RUN {
         run.sort_unstable_by(|a, b| a.aabb.min.x.total_cmp(&b.aabb.min.x));
         return;
     }
-    let mut keys = [0u64; SHORT_RUN];
+    // The padding, `u64::MAX`, is never a key: `min.x` is never NaN.
+    let mut keys = [u64::MAX; SHORT_RUN];
     for (i, (k, e)) in keys.iter_mut().zip(run.iter()).enumerate() {
         // `f32::total_cmp`'s order, as an unsigned integer.
-        let b = e.aabb.min.x.to_bits() as i32;
-        let ordered = (b ^ (((b >> 31) as u32) >> 1) as i32) as u32 ^ (1 << 31);
+        let u = e.aabb.min.x.to_bits();
+        let ordered = u ^ ((((u as i32) >> 31) as u32) | (1 << 31));
         *k = (u64::from(ordered) << 32) | i as u64;
     }
-    keys[..n].sort_unstable();
+    keys[..n.max(NETWORK_MIN)].sort_unstable();
     let mut copy = [Entry::VACANT; SHORT_RUN];
     copy[..n].copy_from_slice(run);
     for (e, &k) in run.iter_mut().zip(&keys[..n]) {
         *e = copy[k as u32 as usize];
     }
 }
+
+/// The fewest keys [`sort_by_min_x`] hands the standard sort: below, it
+/// sorts by insertion (Rust 1.81 and later). A shorter run is padded; if
+/// the standard sort changes, only the speed does.
+const NETWORK_MIN: usize = 21;
 
 /// The longest run [`sort_by_min_x`] sorts as keys: longer runs are rare
 /// (crowded leaves, large boxes held high), and larger buffers cost more
