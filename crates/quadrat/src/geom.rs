@@ -734,6 +734,39 @@ fn higher(a: f32, b: f32) -> f32 {
     if a > b || a.is_nan() { a } else { b }
 }
 
+/// A value and an index packed so that comparing two as integers orders
+/// them by value (as `f32::total_cmp` does), then by index: the value's
+/// bits, mapped to an unsigned integer in that order, fill the high half,
+/// the index the low half. `nearest` keeps its best `k` by these (index =
+/// slot, so ties go by key) and sorts a node's children by them, and the
+/// run sort orders short runs by `min.x` with them (index = place in the
+/// run, so equal `min.x` keep their order): both without a comparison
+/// function that the compiler may not inline (ARCHITECTURE.md gives the
+/// measured gains).
+#[inline]
+pub(crate) fn pack(value: f32, index: u32) -> u64 {
+    let bits = value.to_bits();
+    // Negative values (sign bit set) reverse; the rest move above them.
+    let ordered = if bits >> 31 == 1 {
+        !bits
+    } else {
+        bits | 1 << 31
+    };
+    u64::from(ordered) << 32 | u64::from(index)
+}
+
+/// The value and index of a [`pack`]ed pair.
+#[inline]
+pub(crate) fn unpack(packed: u64) -> (f32, u32) {
+    let ordered = (packed >> 32) as u32;
+    let bits = if ordered >> 31 == 1 {
+        ordered & !(1 << 31)
+    } else {
+        !ordered
+    };
+    (f32::from_bits(bits), packed as u32)
+}
+
 /// The Euclidean length of the gaps `(dx, dy)`, rounded to `f32`. Monotone
 /// in each gap, which the searches' cut-offs rely on: a box whose gap along
 /// one axis alone is already too far cannot be nearer.
@@ -1039,7 +1072,48 @@ impl RayCast {
 
 #[cfg(test)]
 mod tests {
-    use super::Vec2;
+    use super::{Vec2, pack, unpack};
+
+    /// Every kind of `f32`, including both zeros, both infinities,
+    /// subnormals and NaNs of either sign.
+    const VALUES: [f32; 14] = [
+        f32::NEG_INFINITY,
+        -f32::MAX,
+        -1.5,
+        -f32::MIN_POSITIVE,
+        -1e-45,
+        -0.0,
+        0.0,
+        1e-45,
+        f32::MIN_POSITIVE,
+        1.0,
+        1.0000001,
+        f32::MAX,
+        f32::INFINITY,
+        f32::NAN,
+    ];
+
+    #[test]
+    fn packed_order_is_total_cmp_then_index() {
+        let mut values = VALUES.to_vec();
+        values.push(-f32::NAN);
+        for &a in &values {
+            for &b in &values {
+                for (i, j) in [(0, 0), (0, 1), (1, 0), (7, u32::MAX)] {
+                    let want = a.total_cmp(&b).then(i.cmp(&j));
+                    assert_eq!(
+                        pack(a, i).cmp(&pack(b, j)),
+                        want,
+                        "{a:?}/{i} against {b:?}/{j}"
+                    );
+                }
+            }
+            for i in [0, 9, 1 << 31, u32::MAX] {
+                let (d, j) = unpack(pack(a, i));
+                assert_eq!((d.to_bits(), j), (a.to_bits(), i));
+            }
+        }
+    }
 
     /// Unit length within a few ulps.
     fn is_unit(v: Vec2) -> bool {

@@ -1,39 +1,9 @@
 //! The k nearest items to a point.
 
 use super::{QuadTree, STACK};
-use crate::geom::{Aabb, Vec2, distance_from_gaps};
+use crate::geom::{Aabb, Vec2, distance_from_gaps, pack, unpack};
 use crate::key::Key;
 use std::collections::BinaryHeap;
-
-/// A distance and an index packed so that comparing two as integers orders
-/// them by distance (as `f32::total_cmp` does), then by index: the
-/// distance's bits, mapped to an unsigned integer in that order, fill the
-/// high half, the index the low half. The search keeps its best `k` by
-/// these (index = slot, so ties go by key) and sorts a node's children by
-/// them, without a comparison function that the compiler may not inline
-/// (ARCHITECTURE.md gives the measured gain).
-#[inline]
-fn pack(d: f32, index: u32) -> u64 {
-    let bits = d.to_bits();
-    let ordered = if bits >> 31 == 1 {
-        !bits
-    } else {
-        bits | 1 << 31
-    };
-    u64::from(ordered) << 32 | u64::from(index)
-}
-
-/// The distance and index of a [`pack`]ed pair.
-#[inline]
-fn unpack(packed: u64) -> (f32, u32) {
-    let ordered = (packed >> 32) as u32;
-    let bits = if ordered >> 31 == 1 {
-        ordered & !(1 << 31)
-    } else {
-        !ordered
-    };
-    (f32::from_bits(bits), packed as u32)
-}
 
 /// Four values, largest first, by a sorting network of five branch-free
 /// compare-exchanges.
@@ -227,48 +197,7 @@ impl<T> QuadTree<T> {
 
 #[cfg(test)]
 mod tests {
-    use super::{pack, sort4_descending, unpack};
-
-    /// Every kind of `f32`, including both zeros, both infinities,
-    /// subnormals and NaNs of either sign.
-    const VALUES: [f32; 14] = [
-        f32::NEG_INFINITY,
-        -f32::MAX,
-        -1.5,
-        -f32::MIN_POSITIVE,
-        -1e-45,
-        -0.0,
-        0.0,
-        1e-45,
-        f32::MIN_POSITIVE,
-        1.0,
-        1.0000001,
-        f32::MAX,
-        f32::INFINITY,
-        f32::NAN,
-    ];
-
-    #[test]
-    fn packed_order_is_total_cmp_then_index() {
-        let mut values = VALUES.to_vec();
-        values.push(-f32::NAN);
-        for &a in &values {
-            for &b in &values {
-                for (i, j) in [(0, 0), (0, 1), (1, 0), (7, u32::MAX)] {
-                    let want = a.total_cmp(&b).then(i.cmp(&j));
-                    assert_eq!(
-                        pack(a, i).cmp(&pack(b, j)),
-                        want,
-                        "{a:?}/{i} against {b:?}/{j}"
-                    );
-                }
-            }
-            for i in [0, 9, 1 << 31, u32::MAX] {
-                let (d, j) = unpack(pack(a, i));
-                assert_eq!((d.to_bits(), j), (a.to_bits(), i));
-            }
-        }
-    }
+    use super::sort4_descending;
 
     #[test]
     fn four_sort_largest_first() {

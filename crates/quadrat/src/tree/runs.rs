@@ -4,7 +4,7 @@
 //! freeing blocks of four children.
 
 use super::{EMPTY, Entry, Geo, Hot, NONE, Node, NodeStack, QuadTree, quadrant};
-use crate::geom::Aabb;
+use crate::geom::{Aabb, pack};
 
 impl<T> QuadTree<T> {
     /// The node where a box is stored: the deepest existing node along its
@@ -366,9 +366,9 @@ impl<T> QuadTree<T> {
 /// every run.
 ///
 /// A run of up to [`SHORT_RUN`] entries (most leaves' runs) is sorted as
-/// 8-byte keys, `min.x` as an unsigned integer in `total_cmp`'s order above
-/// the entry's place in the run (so equal `min.x` keep their order), and
-/// then gathered in that order from a copy. The standard sort sorts a
+/// 8-byte keys ([`pack`]: `min.x` as an unsigned integer in `total_cmp`'s
+/// order above the entry's place in the run, so equal `min.x` keep their
+/// order), and then gathered in that order from a copy. The standard sort sorts a
 /// short slice by insertion up to 20 elements, and integers from 21 to 32
 /// with small sorting networks, which branch far less on the data than
 /// insertion does on a run in Morton order (after the bulk build's
@@ -392,10 +392,7 @@ pub(crate) fn sort_by_min_x(run: &mut [Entry]) {
     // The padding, `u64::MAX`, is never a key: `min.x` is never NaN.
     let mut keys = [u64::MAX; SHORT_RUN];
     for (i, (k, e)) in keys.iter_mut().zip(run.iter()).enumerate() {
-        // `f32::total_cmp`'s order, as an unsigned integer.
-        let u = e.aabb.min.x.to_bits();
-        let ordered = u ^ ((((u as i32) >> 31) as u32) | (1 << 31));
-        *k = (u64::from(ordered) << 32) | i as u64;
+        *k = pack(e.aabb.min.x, i as u32);
     }
     keys[..n.max(NETWORK_MIN)].sort_unstable();
     let mut copy = [Entry::VACANT; SHORT_RUN];
