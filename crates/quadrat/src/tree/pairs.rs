@@ -637,9 +637,9 @@ impl<T> QuadTree<T> {
     /// this tree: the pairs it reports, the box tests its sweeps make to
     /// find them (counted as a sweep that stops at the first box out of
     /// reach makes them), and the tests against nodes' bounds that decide
-    /// where to look (see [`PairStats`]). It walks the tree exactly as `for_each_pair`
-    /// does, counting as it goes; `for_each_pair` itself counts nothing
-    /// and costs nothing more for this.
+    /// where to look (see [`PairStats`]). It walks the tree exactly as
+    /// `for_each_pair` does, counting as it goes; `for_each_pair` itself
+    /// counts nothing and costs nothing more for this.
     ///
     /// Compare `box_tests` with `n (n − 1) / 2`, what testing every pair
     /// costs, and with the same tree built with `max_depth: 0` (one node,

@@ -368,9 +368,9 @@ impl<T> QuadTree<T> {
 /// A run of up to [`SHORT_RUN`] entries (most leaves' runs) is sorted as
 /// 8-byte keys ([`pack`]: `min.x` as an unsigned integer in `total_cmp`'s
 /// order above the entry's place in the run, so equal `min.x` keep their
-/// order), and then gathered in that order from a copy. The standard sort sorts a
-/// short slice by insertion up to 20 elements, and integers from 21 to 32
-/// with small sorting networks, which branch far less on the data than
+/// order), and then gathered in that order from a copy. The standard sort
+/// sorts a short slice by insertion up to 20 elements, and integers from
+/// 21 to 32 with small sorting networks, which branch far less on the data than
 /// insertion does on a run in Morton order (after the bulk build's
 /// presort) or after a frame of drift, where about half the neighbours are
 /// swapped. So the keys are padded to at least [`NETWORK_MIN`] with
@@ -389,7 +389,8 @@ pub(crate) fn sort_by_min_x(run: &mut [Entry]) {
         run.sort_unstable_by(|a, b| a.aabb.min.x.total_cmp(&b.aabb.min.x));
         return;
     }
-    // The padding, `u64::MAX`, is never a key: `min.x` is never NaN.
+    // The padding, `u64::MAX`, is never a key: a key's low half is its
+    // place in the run, below `SHORT_RUN`.
     let mut keys = [u64::MAX; SHORT_RUN];
     for (i, (k, e)) in keys.iter_mut().zip(run.iter()).enumerate() {
         *k = pack(e.aabb.min.x, i as u32);
