@@ -7,7 +7,8 @@ use std::time::Duration;
 use quadrat::scenario::Layout;
 
 use super::exact::{Mismatch, diff_sorted};
-use super::implementation::Implementation;
+use super::implementation::{Implementation, Index};
+use super::peers::Bbox;
 use super::progress::Progress;
 use super::record::{Benchmark, Record};
 use super::reference::Oracle;
@@ -33,11 +34,11 @@ pub(super) fn run(
             let mut agree = Vec::new();
             let mut mismatches = Vec::new();
             let mut line = format!("  moving {context}:");
-            for imp in participants(&settings.implementations) {
-                progress.start(format!("moving {context}: {}", imp.name()));
-                let run = play(imp, &scene, motion, seed, settings);
-                progress.finish_step();
-
+            let imps = participants(&settings.implementations);
+            progress.start(format!("moving {context}: {}", names(&imps)));
+            let runs = play(&imps, &scene, motion, seed, settings);
+            imps.iter().for_each(|_| progress.finish_step());
+            for (imp, run) in imps.into_iter().zip(runs) {
                 let (reference, expected) = references.entry(run.frames).or_insert_with(|| {
                     progress.start(format!("moving {context}: reference"));
                     let mut replay = Frames::new(&scene, motion, seed);
@@ -107,39 +108,83 @@ struct Run {
     pairs: Vec<(u32, u32)>,
 }
 
-/// Builds `imp` on the scene, then plays the warm-up and measured frames,
-/// stopping early (after at least one measured frame) once the frames add up
-/// to the time limit.
-fn play(imp: Implementation, scene: &Scene, motion: Motion, seed: u64, settings: &Settings) -> Run {
-    let mut frames = Frames::new(scene, motion, seed);
-    let mut index = imp.build(scene.world, &scene.boxes);
-    let mut pairs = Vec::new();
-    let mut samples = Vec::with_capacity(settings.frames);
-    let mut spent = Duration::ZERO;
-    let mut played = 0;
-    while samples.len() < settings.frames {
-        frames.advance();
-        played += 1;
-        pairs.clear();
+/// One implementation playing the frames.
+struct Player {
+    frames: Frames,
+    index: Box<dyn Index>,
+    pairs: Vec<(u32, u32)>,
+    samples: Vec<Duration>,
+    spent: Duration,
+    played: usize,
+    done: bool,
+}
+
+impl Player {
+    /// Plays the next frame: moves the boxes, then times the update and all
+    /// pairs. Done after the warm-up and measured frames, or (after at
+    /// least one measured frame) once the frames add up to the time limit.
+    fn step(&mut self, world: Bbox, settings: &Settings) {
+        self.frames.advance();
+        self.played += 1;
+        self.pairs.clear();
+        let (index, pairs, boxes) = (&mut self.index, &mut self.pairs, &self.frames.boxes);
         let (t, ()) = time(|| {
-            index.update(scene.world, &frames.boxes);
-            index.pairs_into(&mut pairs);
+            index.update(world, boxes);
+            index.pairs_into(pairs);
         });
-        spent += t;
-        let over_budget = spent >= settings.limit;
-        if played > settings.warmup || over_budget {
-            samples.push(t);
+        self.spent += t;
+        let over_budget = self.spent >= settings.limit;
+        if self.played > settings.warmup || over_budget {
+            self.samples.push(t);
         }
-        if over_budget {
-            break;
+        self.done = over_budget || self.samples.len() >= settings.frames;
+    }
+}
+
+/// Builds every implementation of `imps` on the scene, then plays the
+/// frames with all of them in turn, one frame each per round, so that a
+/// slow spell of a shared machine falls on every implementation alike
+/// instead of on whichever ran then. Each replays the same frames.
+fn play(
+    imps: &[Implementation],
+    scene: &Scene,
+    motion: Motion,
+    seed: u64,
+    settings: &Settings,
+) -> Vec<Run> {
+    let mut players: Vec<Player> = imps
+        .iter()
+        .map(|imp| Player {
+            frames: Frames::new(scene, motion, seed),
+            index: imp.build(scene.world, &scene.boxes),
+            pairs: Vec::new(),
+            samples: Vec::with_capacity(settings.frames),
+            spent: Duration::ZERO,
+            played: 0,
+            done: false,
+        })
+        .collect();
+    while players.iter().any(|p| !p.done) {
+        for p in players.iter_mut().filter(|p| !p.done) {
+            p.step(scene.world, settings);
         }
     }
-    pairs.sort_unstable();
-    Run {
-        frames: played,
-        samples,
-        pairs,
-    }
+    players
+        .into_iter()
+        .map(|mut p| {
+            p.pairs.sort_unstable();
+            Run {
+                frames: p.played,
+                samples: p.samples,
+                pairs: p.pairs,
+            }
+        })
+        .collect()
+}
+
+/// The implementations' names, for the progress line.
+fn names(imps: &[Implementation]) -> String {
+    imps.iter().map(|i| i.name()).collect::<Vec<_>>().join(", ")
 }
 
 /// The selected implementations, brute force excepted: at the sizes of the
@@ -150,4 +195,46 @@ pub(super) fn participants(implementations: &[Implementation]) -> Vec<Implementa
         .copied()
         .filter(|&i| i != Implementation::Brute)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::args::Args;
+
+    /// The benchmark's options, parsed as on its command line.
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    #[test]
+    fn players_take_turns_over_the_same_frames() {
+        let line = ["quadrat-bench", "--quick", "--warmup", "2", "--frames", "3"];
+        let settings = Settings::new(&Cli::parse_from(line).args);
+        let scene = Scene::new(Layout::Uniform, 2000, 3);
+        let (motion, seed) = (Motion::Teleport, 5);
+        let imps = [
+            Implementation::Sweep,
+            Implementation::Quadrat,
+            Implementation::Sweep,
+        ];
+        let runs = play(&imps, &scene, motion, seed, &settings);
+        let mut replay = Frames::new(&scene, motion, seed);
+        (0..5).for_each(|_| replay.advance());
+        let mut expected = Vec::new();
+        Implementation::Brute
+            .build(scene.world, &replay.boxes)
+            .pairs_into(&mut expected);
+        expected.sort_unstable();
+        assert!(!expected.is_empty());
+        assert_eq!(runs.len(), imps.len());
+        for run in &runs {
+            assert_eq!((run.frames, run.samples.len()), (5, 3));
+            assert_eq!(run.pairs, expected);
+        }
+    }
 }

@@ -61,12 +61,31 @@ pub(super) fn run(
             }
 
             let mut line = format!("  {context}:");
+            let extrapolated = |imp: Implementation| {
+                imp == Implementation::Brute && reference != Implementation::Brute
+            };
+            let timed: Vec<Implementation> = active
+                .iter()
+                .copied()
+                .filter(|&i| !extrapolated(i))
+                .collect();
+            progress.start(format!("pairs {context}: timing"));
+            let mut measured = measure(
+                &timed,
+                &scene,
+                settings.runs,
+                limit,
+                &first_runs,
+                expected.len(),
+            )
+            .into_iter();
             for &imp in &active {
-                progress.start(format!("pairs {context}: timing {}", imp.name()));
-                let record = if imp == Implementation::Brute && reference != imp {
+                let record = if extrapolated(imp) {
                     extrapolate_brute(&oracle, &scene, expected.len())
                 } else {
-                    let r = measure(imp, &scene, settings.runs, limit, first_runs.get(&imp));
+                    let r = measured
+                        .next()
+                        .expect("one record per timed implementation");
                     if imp == Implementation::Brute {
                         oracle.record_brute(n, r.median);
                     }
@@ -155,42 +174,62 @@ fn check(
     }
 }
 
-/// Times build + all pairs: the median of up to `runs` runs, fewer when
-/// they add up to more than `budget`. A first run (the exactness check) is
-/// a warm-up, or the only sample when it alone took the whole budget.
+/// Times build + all pairs for each of `imps`: the median of up to `runs`
+/// runs each, fewer when they add up to more than `budget`. The
+/// implementations take turns, one run each per round, so that a slow
+/// spell of a shared machine falls on all of them alike instead of on
+/// whichever ran then. A first run (the exactness check, in `first`) is a
+/// warm-up, or the only sample when it alone took the whole budget. Each
+/// implementation was checked to find the `pairs` pairs.
 fn measure(
-    imp: Implementation,
+    imps: &[Implementation],
     scene: &Scene,
     runs: usize,
     budget: Duration,
-    first: Option<&Duration>,
-) -> Record {
-    let mut sampler = Sampler::new(runs, budget);
-    if let Some(&t) = first.filter(|&&t| t >= budget) {
-        sampler.push(t);
-    }
+    first: &HashMap<Implementation, Duration>,
+    pairs: usize,
+) -> Vec<Record> {
+    let mut samplers: Vec<Sampler> = imps
+        .iter()
+        .map(|imp| {
+            let mut sampler = Sampler::new(runs, budget);
+            if let Some(&t) = first.get(imp).filter(|&&t| t >= budget) {
+                sampler.push(t);
+            }
+            sampler
+        })
+        .collect();
     let mut out = Vec::new();
-    while sampler.wants_more() {
-        out.clear();
-        let (t, index) = time(|| {
-            let mut index = imp.build(scene.world, &scene.boxes);
-            index.pairs_into(&mut out);
-            index
-        });
-        drop(index);
-        sampler.push(t);
+    while samplers.iter().any(Sampler::wants_more) {
+        for (imp, sampler) in imps.iter().zip(&mut samplers) {
+            if !sampler.wants_more() {
+                continue;
+            }
+            out.clear();
+            let (t, index) = time(|| {
+                let mut index = imp.build(scene.world, &scene.boxes);
+                index.pairs_into(&mut out);
+                index
+            });
+            drop(index);
+            sampler.push(t);
+            debug_assert_eq!(out.len(), pairs, "{} after its check", imp.name());
+        }
     }
-    Record {
-        benchmark: Benchmark::Pairs,
-        layout: scene.scenario.layout,
-        n: scene.boxes.len(),
-        implementation: imp,
-        median: sampler.median(),
-        samples: sampler.samples().len(),
-        extrapolated: false,
-        count: out.len() as u64,
-        queries: 0,
-    }
+    imps.iter()
+        .zip(samplers)
+        .map(|(&imp, sampler)| Record {
+            benchmark: Benchmark::Pairs,
+            layout: scene.scenario.layout,
+            n: scene.boxes.len(),
+            implementation: imp,
+            median: sampler.median(),
+            samples: sampler.samples().len(),
+            extrapolated: false,
+            count: pairs as u64,
+            queries: 0,
+        })
+        .collect()
 }
 
 /// The expected time of one run at `n`, from the last two measurements:
@@ -234,6 +273,8 @@ pub(super) fn static_ones(implementations: &[Implementation]) -> Vec<Implementat
 
 #[cfg(test)]
 mod tests {
+    use quadrat::scenario::Layout;
+
     use super::*;
 
     #[test]
@@ -250,5 +291,35 @@ mod tests {
             predict(&[(10, ms(1)), (100, ms(1000))], 1000),
             Some(ms(100_000))
         );
+    }
+
+    #[test]
+    fn implementations_take_turns_and_keep_their_order() {
+        let scene = Scene::new(Layout::Clustered, 3000, 4);
+        let (_, expected) = run_once(Implementation::Brute, &scene);
+        let imps = [
+            Implementation::Sweep,
+            Implementation::Quadrat,
+            Implementation::Brute,
+        ];
+        let slow = HashMap::from([(Implementation::Brute, Duration::from_secs(60))]);
+        let n = expected.len();
+        let records = measure(&imps, &scene, 3, Duration::from_secs(30), &slow, n);
+        let got: Vec<_> = records
+            .iter()
+            .map(|r| (r.implementation, r.samples, r.count))
+            .collect();
+        let n = n as u64;
+        assert!(n > 0);
+        // A first run over the budget is the only sample, and not run again.
+        assert_eq!(
+            got,
+            [
+                (Implementation::Sweep, 3, n),
+                (Implementation::Quadrat, 3, n),
+                (Implementation::Brute, 1, n),
+            ]
+        );
+        assert_eq!(records[2].median, Duration::from_secs(60));
     }
 }

@@ -127,8 +127,8 @@ fn pairs_section(s: &mut String, settings: &Settings, records: &[Record]) {
     let _ = writeln!(
         s,
         "\n## Build + all pairs\n\nBuild the index from scratch, then find every intersecting \
-         pair; median of up to {} runs (fewer where they add up to more than the time limit). \
-         ≈: brute force beyond the {} s limit, extrapolated as n² \
+         pair; median of up to {} runs (fewer where they add up to more than the time limit), \
+         the implementations taking turns, one run each per round. ≈: brute force beyond the {} s limit, extrapolated as n² \
          from the largest n it was measured at.",
         settings.runs,
         settings.limit.as_secs_f64(),
@@ -195,7 +195,8 @@ fn moving_section(s: &mut String, settings: &Settings, records: &[Record]) {
         "\n## Moving frame\n\nUniform layout. Each frame the boxes move ({}; {}), then the index \
          is updated (in place, or rebuilt where the implementation has no update) and every \
          pair is found; median over {} frames after {} warm-up frames (fewer where the frames \
-         add up to more than the {} s time limit), in milliseconds per frame.\n\n| motion | n | implementation | update | median (ms) | × fastest peer |\n\
+         add up to more than the {} s time limit), the implementations taking turns, one \
+         frame each per round, in milliseconds per frame.\n\n| motion | n | implementation | update | median (ms) | × fastest peer |\n\
          |---|---:|---|---|---:|---:|",
         describe(Motion::Drift),
         describe(Motion::Teleport),
