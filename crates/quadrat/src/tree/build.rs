@@ -63,15 +63,19 @@ impl<T> QuadTree<T> {
         &mut self,
         items: impl IntoIterator<Item = (Aabb, T)>,
     ) -> Result<Vec<Key>, Error> {
-        self.insert_many_impl(items, false)
+        self.insert_many_impl(items, false, true)
     }
 
     /// `try_insert_many`, building in bulk on rayon's pool when `parallel`
-    /// (from four times `par_min_items` items, see `splits_build`).
+    /// (from four times `par_min_items` items, see `splits_build`). Unless
+    /// `want`, the keys are not collected and an empty vector is returned
+    /// (for `collect`, whose caller gets no keys: at 1M items the vector
+    /// would be 8 MB on top of the tree).
     pub(crate) fn insert_many_impl(
         &mut self,
         items: impl IntoIterator<Item = (Aabb, T)>,
         parallel: bool,
+        want: bool,
     ) -> Result<Vec<Key>, Error> {
         self.undefer_with(parallel);
         let items = items.into_iter();
@@ -88,12 +92,12 @@ impl<T> QuadTree<T> {
             // build's peak does not hold them too (at 1M items, 8 of 84 MB).
             let fresh = self.slab.free_head == super::NONE;
             if fresh && self.entries.is_empty() {
-                return self.fill_empty(items, expected, parallel);
+                return self.fill_empty(items, expected, parallel, want);
             }
             self.entries.reserve(expected);
             self.slab.reserve(expected);
             let first = self.slab.slots.len();
-            let mut keys = Vec::with_capacity(if fresh { 0 } else { expected });
+            let mut keys = Vec::with_capacity(if fresh || !want { 0 } else { expected });
             // Until the build, an error or a panic in the caller's iterator
             // takes back what this call added (see `Batch`).
             let mut batch = Batch {
@@ -111,7 +115,7 @@ impl<T> QuadTree<T> {
                     owner: idx as u32,
                     generation: tree.slab.slots[idx].generation,
                 });
-                if !fresh {
+                if !fresh && want {
                     keys.push(key);
                 }
             }
@@ -120,13 +124,13 @@ impl<T> QuadTree<T> {
             let parallel = tree.splits_build(parallel, tree.entries.len());
             tree.presort(parallel);
             tree.build_all(parallel);
-            if fresh {
+            if fresh && want {
                 let slab = &tree.slab;
                 keys.extend((first..slab.slots.len()).map(|idx| slab.key_at(idx)));
             }
             Ok(keys)
         } else {
-            let mut keys = Vec::with_capacity(expected);
+            let mut keys = Vec::with_capacity(if want { expected } else { 0 });
             let items: Vec<(Aabb, T)> = items.collect();
             for (b, _) in &items {
                 b.validate()?;
@@ -134,7 +138,9 @@ impl<T> QuadTree<T> {
             for (b, v) in items {
                 let (key, idx) = self.slab.insert(v, super::NONE, super::NONE);
                 self.attach(idx as u32, b);
-                keys.push(key);
+                if want {
+                    keys.push(key);
+                }
             }
             self.maybe_compact();
             Ok(keys)
@@ -153,6 +159,7 @@ impl<T> QuadTree<T> {
         items: impl Iterator<Item = (Aabb, T)>,
         expected: usize,
         parallel: bool,
+        keys: bool,
     ) -> Result<Vec<Key>, Error> {
         self.slab.reserve(expected);
         let first = self.slab.slots.len();
@@ -192,6 +199,9 @@ impl<T> QuadTree<T> {
         );
         drop(boxes);
         tree.build_all(parallel);
+        if !keys {
+            return Ok(Vec::new());
+        }
         let slab = &tree.slab;
         Ok((first..slab.slots.len())
             .map(|idx| slab.key_at(idx))
@@ -778,7 +788,8 @@ impl<T> FromIterator<(Aabb, T)> for QuadTree<T> {
             .reduce(|a, b| a.join(&b))
             .unwrap_or_default();
         let mut tree = QuadTree::new(world);
-        tree.insert_many(items);
+        // Checked above; no keys, since the caller gets none.
+        let _ = tree.insert_many_impl(items, false, false);
         tree
     }
 }

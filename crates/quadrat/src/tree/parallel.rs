@@ -66,7 +66,7 @@ impl<T> QuadTree<T> {
     /// ```
     #[track_caller]
     pub fn par_insert_many(&mut self, items: impl IntoIterator<Item = (Aabb, T)>) -> Vec<Key> {
-        match self.insert_many_impl(items, true) {
+        match self.insert_many_impl(items, true, true) {
             Ok(keys) => keys,
             Err(e) => panic!("quadrat: invalid box passed to QuadTree::par_insert_many: {e}"),
         }
@@ -86,7 +86,7 @@ impl<T> QuadTree<T> {
         &mut self,
         items: impl IntoIterator<Item = (Aabb, T)>,
     ) -> Result<Vec<Key>, Error> {
-        self.insert_many_impl(items, true)
+        self.insert_many_impl(items, true, true)
     }
 }
 

@@ -14,6 +14,7 @@ mod world;
 fn allocations_and_heap() {
     tree::steady_state_allocates_nothing();
     tree::bulk_builds_keep_little_spare_room();
+    tree::bulk_builds_peak_near_what_they_hold();
     tree::shrink_to_fit_and_reserve_leave_no_spare_room();
     world::steady_state_steps_allocate_nothing();
     world::reserve_and_shrink_to_fit();

@@ -3,9 +3,9 @@
 //! tree built in bulk holds little room it does not use.
 
 use quadrat::scenario::{Layout, Scenario};
-use quadrat::{Aabb, Circle, QuadTree, Ray};
+use quadrat::{Aabb, Circle, Config, QuadTree, Ray};
 
-use crate::counting::{allocations_during, held_by};
+use crate::counting::{allocations_during, held_and_peak, held_by};
 
 pub(crate) fn steady_state_allocates_nothing() {
     let s = Scenario::new(Layout::Clustered, 20_000, 11);
@@ -184,6 +184,34 @@ pub(crate) fn bulk_builds_keep_little_spare_room() {
             }
         }
     }
+}
+
+/// A bulk build's peak heap: `insert_many` into an empty tree holds, on
+/// top of what the tree holds once built (the slots and the entries), the
+/// bare boxes it takes in and the sorted order it gathers the entries by,
+/// 20 bytes an item, and then the keys it returns, 8. With large leaves,
+/// so that the nodes take little room. Gathering by the radix sort's 8-byte
+/// keys instead of 4-byte indices took 4 bytes an item more.
+pub(crate) fn bulk_builds_peak_near_what_they_hold() {
+    let n = 200_000;
+    let s = Scenario::new(Layout::Uniform, n, 9);
+    let config = Config {
+        max_items: 256,
+        ..Config::default()
+    };
+    let ((tree, keys), held, peak) = held_and_peak(|| {
+        let mut tree = QuadTree::with_config(s.world, config);
+        let keys = tree.insert_many(s.boxes().into_iter().zip(0u32..));
+        (tree, keys)
+    });
+    assert_eq!(tree.len(), n);
+    let keys_bytes = keys.capacity() * size_of::<quadrat::Key>();
+    let held = held as usize - keys_bytes;
+    let bound = held + held / 100 + n * (size_of::<Aabb>() + size_of::<u32>() + 1);
+    assert!(
+        peak <= bound,
+        "insert_many: peak {peak} bytes, the tree holds {held} (bound {bound})"
+    );
 }
 
 /// `shrink_to_fit` leaves a tree holding no more than a copy of itself, and
