@@ -178,9 +178,12 @@ fn check(
 /// runs each, fewer when they add up to more than `budget`. The
 /// implementations take turns, one run each per round, so that a slow
 /// spell of a shared machine falls on all of them alike instead of on
-/// whichever ran then. A first run (the exactness check, in `first`) is a
-/// warm-up, or the only sample when it alone took the whole budget. Each
-/// implementation was checked to find the `pairs` pairs.
+/// whichever ran then. So each run starts with the caches holding the
+/// other implementations' data: at 1k and 10k boxes, whose data would fit
+/// in the caches, every run is a cold one. The first run (the exactness
+/// check, in `first`) is not timed again, unless it alone took the whole
+/// budget: then it is the only sample. Each implementation was checked to
+/// find the `pairs` pairs.
 fn measure(
     imps: &[Implementation],
     scene: &Scene,

@@ -159,7 +159,7 @@ impl<T> QuadTree<T> {
         items: impl Iterator<Item = (Aabb, T)>,
         expected: usize,
         parallel: bool,
-        keys: bool,
+        want: bool,
     ) -> Result<Vec<Key>, Error> {
         self.slab.reserve(expected);
         let first = self.slab.slots.len();
@@ -199,7 +199,7 @@ impl<T> QuadTree<T> {
         );
         drop(boxes);
         tree.build_all(parallel);
-        if !keys {
+        if !want {
             return Ok(Vec::new());
         }
         let slab = &tree.slab;
@@ -788,8 +788,9 @@ impl<T> FromIterator<(Aabb, T)> for QuadTree<T> {
             .reduce(|a, b| a.join(&b))
             .unwrap_or_default();
         let mut tree = QuadTree::new(world);
-        // Checked above; no keys, since the caller gets none.
-        let _ = tree.insert_many_impl(items, false, false);
+        // No keys, since the caller gets none.
+        tree.insert_many_impl(items, false, false)
+            .expect("the boxes were checked above");
         tree
     }
 }
