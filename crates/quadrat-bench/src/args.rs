@@ -266,6 +266,20 @@ fn parse_count(s: &str) -> Result<usize, String> {
     }
 }
 
+/// The settings of a command line, for tests: `line` as typed, the program's
+/// name first.
+#[cfg(test)]
+pub(crate) fn settings_from(line: &[&str]) -> Settings {
+    use clap::Parser;
+    /// The benchmark's options, parsed as on its command line.
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: Args,
+    }
+    Settings::new(&Cli::parse_from(line).args)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

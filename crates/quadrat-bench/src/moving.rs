@@ -199,22 +199,13 @@ pub(super) fn participants(implementations: &[Implementation]) -> Vec<Implementa
 
 #[cfg(test)]
 mod tests {
-    use clap::Parser;
-
     use super::*;
-    use crate::args::Args;
-
-    /// The benchmark's options, parsed as on its command line.
-    #[derive(Parser)]
-    struct Cli {
-        #[command(flatten)]
-        args: Args,
-    }
+    use crate::args::settings_from;
 
     #[test]
     fn players_take_turns_over_the_same_frames() {
         let line = ["quadrat-bench", "--quick", "--warmup", "2", "--frames", "3"];
-        let settings = Settings::new(&Cli::parse_from(line).args);
+        let settings = settings_from(&line);
         let scene = Scene::new(Layout::Uniform, 2000, 3);
         let (motion, seed) = (Motion::Teleport, 5);
         let imps = [

@@ -88,6 +88,9 @@ pub(super) struct Contest<'a, Q> {
     pub(super) summary: String,
 }
 
+/// A participant of a contest, ready to search.
+type Searcher<Q, H> = (Implementation, Box<dyn Search<Q, Hit = H>>);
+
 /// What a participant's check said: agreement (with a remark for the log,
 /// such as ties resolved otherwise), or how it differs.
 pub(super) type Verdict = Result<Option<String>, String>;
@@ -149,51 +152,62 @@ impl<Q> Contest<'_, Q> {
         }
 
         let mut line = format!("  queries {context}:");
-        for (imp, mut searcher) in searchers {
-            progress.start(format!("queries {context}: timing {}", imp.name()));
-            let record = self.measure(imp, searcher.as_mut(), settings);
+        progress.start(format!("queries {context}: timing"));
+        for record in self.measure(&mut searchers, settings) {
             progress.finish_step();
             let rate = record.queries_per_second().unwrap_or(0.0);
-            line += &format!(" {} {}", imp.name(), fmt_rate(rate));
+            line += &format!(" {} {}", record.implementation.name(), fmt_rate(rate));
             results.records.push(record);
         }
         progress.println(line + " queries/s");
         Ok(())
     }
 
-    /// Times batches of all queries: the median of up to `settings.runs`
-    /// batches, fewer when they add up to more than the time limit.
-    fn measure<H>(
-        &self,
-        imp: Implementation,
-        searcher: &mut dyn Search<Q, Hit = H>,
-        settings: &Settings,
-    ) -> Record {
-        let mut sampler = Sampler::new(settings.runs, settings.limit);
+    /// Times batches of all queries for each of `searchers`: the median of
+    /// up to `settings.runs` batches each, fewer when they add up to more
+    /// than the time limit. The searchers take turns, one batch each per
+    /// round, so that a slow spell of a shared machine falls on all of them
+    /// alike (as in the pairs sweep and the moving frames).
+    fn measure<H>(&self, searchers: &mut [Searcher<Q, H>], settings: &Settings) -> Vec<Record> {
+        let mut samplers: Vec<Sampler> = searchers
+            .iter()
+            .map(|_| Sampler::new(settings.runs, settings.limit))
+            .collect();
+        let mut found = vec![0; searchers.len()];
         let mut out = Vec::new();
-        let mut found = 0;
-        while sampler.wants_more() {
-            found = 0;
-            let (t, ()) = time(|| {
-                for q in self.queries {
-                    out.clear();
-                    searcher.search(q, &mut out);
-                    found += out.len();
+        while samplers.iter().any(Sampler::wants_more) {
+            let turns = searchers.iter_mut().zip(&mut samplers).zip(&mut found);
+            for (((_, searcher), sampler), found) in turns {
+                if !sampler.wants_more() {
+                    continue;
                 }
-            });
-            sampler.push(t);
+                *found = 0;
+                let (t, ()) = time(|| {
+                    for q in self.queries {
+                        out.clear();
+                        searcher.search(q, &mut out);
+                        *found += out.len();
+                    }
+                });
+                sampler.push(t);
+            }
         }
-        Record {
-            benchmark: Benchmark::Queries(self.kind),
-            layout: self.scene.scenario.layout,
-            n: self.scene.boxes.len(),
-            implementation: imp,
-            median: sampler.median(),
-            samples: sampler.samples().len(),
-            extrapolated: false,
-            count: found as u64,
-            queries: self.queries.len(),
-        }
+        searchers
+            .iter()
+            .zip(samplers)
+            .zip(found)
+            .map(|((&(imp, _), sampler), found)| Record {
+                benchmark: Benchmark::Queries(self.kind),
+                layout: self.scene.scenario.layout,
+                n: self.scene.boxes.len(),
+                implementation: imp,
+                median: sampler.median(),
+                samples: sampler.samples().len(),
+                extrapolated: false,
+                count: found as u64,
+                queries: self.queries.len(),
+            })
+            .collect()
     }
 }
 
@@ -330,6 +344,41 @@ fn reference_hits(scene: &Scene, qs: &[Query]) -> (Implementation, Vec<Vec<u32>>
 mod tests {
     use super::*;
     use crate::peers::Brute;
+
+    #[test]
+    fn searchers_take_turns_and_keep_their_order() {
+        let scene = Scene::new(Layout::Uniform, 3000, 5);
+        let kind = QueryKind::Area;
+        let qs = queries(&scene, kind, 200, HITS_PER_QUERY, 9);
+        let (_, expected) = reference_hits(&scene, &qs);
+        let hits = expected.iter().map(Vec::len).sum::<usize>() as u64;
+        assert!(hits > 0);
+        let contest = Contest {
+            kind,
+            scene: &scene,
+            queries: &qs,
+            reference: Implementation::Sweep,
+            summary: String::new(),
+        };
+        let imps = [Implementation::Quadrat, Implementation::Sweep];
+        let mut searchers: Vec<_> = imps
+            .iter()
+            .map(|&i| (i, searcher(i, kind, &scene).expect("a shape searcher")))
+            .collect();
+        let settings = crate::args::settings_from(&["quadrat-bench", "--quick", "--runs", "4"]);
+        let records = contest.measure(&mut searchers, &settings);
+        let got: Vec<_> = records
+            .iter()
+            .map(|r| (r.implementation, r.samples, r.count, r.queries))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (Implementation::Quadrat, 4, hits, 200),
+                (Implementation::Sweep, 4, hits, 200),
+            ]
+        );
+    }
 
     #[test]
     fn reference_paths_agree() {

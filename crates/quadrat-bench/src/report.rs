@@ -246,7 +246,8 @@ fn queries_section(s: &mut String, settings: &Settings, records: &[Record]) {
          hits each. Nearest asks for the {} boxes nearest to a point (Euclidean distance to the \
          box, 0 inside), with their distances; raycast asks for the first box hit, and its \
          distance, by a ray in a random direction reaching as far as the world's diagonal (its \
-         hits per query are the rays that hit). Median of up to {} batches.\n\n\
+         hits per query are the rays that hit). Median of up to {} batches, the \
+         implementations taking turns, one batch each per round.\n\n\
          | query | implementation | hits per query | queries/s | × fastest peer |\n\
          |---|---|---:|---:|---:|",
         fmt_n(first.queries),
