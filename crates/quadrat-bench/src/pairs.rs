@@ -9,7 +9,7 @@ use super::progress::Progress;
 use super::record::{Benchmark, Record};
 use super::reference::Oracle;
 use super::scene::Scene;
-use super::timing::{Sampler, time};
+use super::timing::{Sampler, take_turns, time};
 use super::{Error, Part, Results, Settings, fmt_ms, fmt_n};
 
 /// Runs the sweep for every layout and n in `settings`, adding one record
@@ -203,22 +203,18 @@ fn measure(
         })
         .collect();
     let mut out = Vec::new();
-    while samplers.iter().any(Sampler::wants_more) {
-        for (imp, sampler) in imps.iter().zip(&mut samplers) {
-            if !sampler.wants_more() {
-                continue;
-            }
-            out.clear();
-            let (t, index) = time(|| {
-                let mut index = imp.build(scene.world, &scene.boxes);
-                index.pairs_into(&mut out);
-                index
-            });
-            drop(index);
-            sampler.push(t);
-            debug_assert_eq!(out.len(), pairs, "{} after its check", imp.name());
-        }
-    }
+    take_turns(&mut samplers, |i| {
+        let imp = imps[i];
+        out.clear();
+        let (t, index) = time(|| {
+            let mut index = imp.build(scene.world, &scene.boxes);
+            index.pairs_into(&mut out);
+            index
+        });
+        drop(index);
+        debug_assert_eq!(out.len(), pairs, "{} after its check", imp.name());
+        t
+    });
     imps.iter()
         .zip(samplers)
         .map(|(&imp, sampler)| Record {

@@ -16,7 +16,7 @@ use super::peers::{BroadPhase, Sweep};
 use super::progress::Progress;
 use super::record::{Benchmark, Record};
 use super::scene::{Query, QueryKind, Scene, queries};
-use super::timing::{Sampler, time};
+use super::timing::{Sampler, take_turns, time};
 use super::{Error, Results, Settings, fmt_n, fmt_rate};
 
 /// Mean hits of an area or circle query in the uniform layout.
@@ -175,23 +175,18 @@ impl<Q> Contest<'_, Q> {
             .collect();
         let mut found = vec![0; searchers.len()];
         let mut out = Vec::new();
-        while samplers.iter().any(Sampler::wants_more) {
-            let turns = searchers.iter_mut().zip(&mut samplers).zip(&mut found);
-            for (((_, searcher), sampler), found) in turns {
-                if !sampler.wants_more() {
-                    continue;
+        take_turns(&mut samplers, |i| {
+            let (searcher, found) = (&mut searchers[i].1, &mut found[i]);
+            *found = 0;
+            let (t, ()) = time(|| {
+                for q in self.queries {
+                    out.clear();
+                    searcher.search(q, &mut out);
+                    *found += out.len();
                 }
-                *found = 0;
-                let (t, ()) = time(|| {
-                    for q in self.queries {
-                        out.clear();
-                        searcher.search(q, &mut out);
-                        *found += out.len();
-                    }
-                });
-                sampler.push(t);
-            }
-        }
+            });
+            t
+        });
         searchers
             .iter()
             .zip(samplers)

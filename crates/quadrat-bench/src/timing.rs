@@ -68,6 +68,20 @@ impl Sampler {
     }
 }
 
+/// Runs `run(i)` once in each round for every sampler `i` that wants more
+/// samples, and records what it returns, until none wants more: the
+/// participants take turns, so that a slow spell of a shared machine falls
+/// on all of them alike instead of on whichever ran then.
+pub(crate) fn take_turns(samplers: &mut [Sampler], mut run: impl FnMut(usize) -> Duration) {
+    while samplers.iter().any(Sampler::wants_more) {
+        for (i, sampler) in samplers.iter_mut().enumerate() {
+            if sampler.wants_more() {
+                sampler.push(run(i));
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -81,6 +95,24 @@ mod tests {
             median(&[ms(4), ms(1), ms(3), ms(100)]),
             Duration::from_micros(3500)
         );
+    }
+
+    #[test]
+    fn samplers_take_turns_until_each_has_enough() {
+        let ms = Duration::from_millis;
+        let mut samplers = [
+            Sampler::new(3, ms(1000)),
+            Sampler::new(2, ms(1000)),
+            Sampler::new(3, ms(1000)),
+        ];
+        let mut order = Vec::new();
+        take_turns(&mut samplers, |i| {
+            order.push(i);
+            ms(1)
+        });
+        assert_eq!(order, [0, 1, 2, 0, 1, 2, 0, 2]);
+        let counts: Vec<usize> = samplers.iter().map(|s| s.samples().len()).collect();
+        assert_eq!(counts, [3, 2, 3]);
     }
 
     #[test]
