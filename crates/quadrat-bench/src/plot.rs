@@ -280,9 +280,13 @@ fn trim(x: f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_owned()
 }
 
+/// Width of the resting plot's legend, right of its panels.
+const LEGEND_WIDTH: u32 = 300;
+
 /// The resting plot: time per step against the number of static tiles,
 /// log–log, one panel per scene and one line per implementation and mover
-/// count. Written as PNG.
+/// count, with one legend for all panels on their right: its 16 lines,
+/// drawn inside a panel, covered the data. Written as PNG.
 pub(super) fn write_resting(points: &[super::resting::Point], png: &Path) -> Result<(), Error> {
     register_fonts()?;
     let scenes: Vec<String> = {
@@ -295,15 +299,19 @@ pub(super) fn write_resting(points: &[super::resting::Point], png: &Path) -> Res
         v.dedup();
         v
     };
-    let size = (PANEL.0 * scenes.len().max(1) as u32, PANEL.1);
+    let lines = resting_lines(points.iter().filter(|p| p.statics() > 0));
+    let panels = PANEL.0 * scenes.len().max(1) as u32;
+    let size = (panels + LEGEND_WIDTH, PANEL.1);
     let mut rgb = vec![0u8; size.0 as usize * size.1 as usize * 3];
     {
         let root = BitMapBackend::with_buffer(&mut rgb, size).into_drawing_area();
         root.fill(&WHITE).map_err(|e| Error::Plot(e.to_string()))?;
-        let areas = root.split_evenly((1, scenes.len().max(1)));
+        let (charts, legend) = root.split_horizontally(panels);
+        let areas = charts.split_evenly((1, scenes.len().max(1)));
         for (area, scene) in areas.iter().zip(&scenes) {
             draw_resting(area, scene, points).map_err(|e| Error::Plot(e.to_string()))?;
         }
+        draw_resting_legend(&legend, &lines).map_err(|e| Error::Plot(e.to_string()))?;
         root.present().map_err(|e| Error::Plot(e.to_string()))?;
     }
     write_png(png, size, &rgb)
@@ -341,51 +349,66 @@ fn draw_resting<DB: DrawingBackend>(
         .x_label_formatter(&|x| super::fmt_n(x.round() as usize))
         .label_style((FONT, 13))
         .draw()?;
-    let mut series: Vec<String> = mine.iter().map(|p| p.line()).collect();
-    series.sort();
-    series.dedup();
-    for name in &series {
-        // The implementation's colour (the world in black); 10k movers
-        // in a lighter shade of it.
-        let base = if name.starts_with("quadrat world") {
-            RGBColor(0, 0, 0)
-        } else {
-            Implementation::ALL
-                .iter()
-                .find(|i| name.starts_with(&format!("{} split", i.name())))
-                .map_or(RGBColor(90, 90, 90), |&i| color(i))
-        };
-        let color = if name.contains("10,000 movers") || name.contains("10000 movers") {
-            base.mix(0.45)
-        } else {
-            base.to_rgba()
-        };
+    for name in &resting_lines(mine.iter().copied()) {
+        let (color, width) = resting_style(name);
         let mut pts: Vec<(f64, f64)> = mine
             .iter()
             .filter(|p| &p.line() == name)
             .map(|p| (p.statics() as f64, p.ms().max(1e-3)))
             .collect();
         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let style = if name.starts_with("quadrat world") {
-            color.stroke_width(3)
-        } else {
-            color.stroke_width(1)
-        };
-        chart
-            .draw_series(LineSeries::new(pts.clone(), style))?
-            .label(name.clone())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
-            });
+        chart.draw_series(LineSeries::new(pts.clone(), color.stroke_width(width)))?;
         chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font((FONT, 12))
-        .draw()?;
+    Ok(())
+}
+
+/// The names of the resting plot's lines through `points`, sorted, each
+/// once.
+fn resting_lines<'a>(points: impl Iterator<Item = &'a super::resting::Point>) -> Vec<String> {
+    let mut lines: Vec<String> = points.map(|p| p.line()).collect();
+    lines.sort();
+    lines.dedup();
+    lines
+}
+
+/// The colour and width of a line of the resting plot: the
+/// implementation's colour (the world in black, and thicker), and for
+/// 10,000 movers a lighter shade of it.
+fn resting_style(line: &str) -> (RGBAColor, u32) {
+    let world = line.starts_with("quadrat world");
+    let base = if world {
+        RGBColor(0, 0, 0)
+    } else {
+        Implementation::ALL
+            .iter()
+            .find(|i| line.starts_with(&format!("{} split", i.name())))
+            .map_or(RGBColor(90, 90, 90), |&i| color(i))
+    };
+    let color = if line.contains("10,000 movers") || line.contains("10000 movers") {
+        base.mix(0.45)
+    } else {
+        base.to_rgba()
+    };
+    (color, if world { 3 } else { 1 })
+}
+
+/// The resting plot's legend: a line of each colour and its name, one
+/// under the other.
+fn draw_resting_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    lines: &[String],
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let font = (FONT, 13).into_font();
+    for (i, line) in lines.iter().enumerate() {
+        let y = 50 + 20 * i as i32;
+        let (color, width) = resting_style(line);
+        area.draw(&PathElement::new(
+            vec![(8, y), (36, y)],
+            color.stroke_width(width.max(2)),
+        ))?;
+        area.draw(&Text::new(line.clone(), (44, y - 7), font.clone()))?;
+    }
     Ok(())
 }
 
@@ -401,5 +424,56 @@ mod tests {
         assert_eq!(fmt_count(500.0), "500");
         assert_eq!(fmt_time(0.01), "0.01");
         assert_eq!(fmt_time(1000.0), "1,000");
+    }
+
+    /// The resting plot's legend sits right of the panels, one line per
+    /// implementation and mover count, each in its line's colour.
+    #[test]
+    fn resting_legend_is_beside_the_panels() {
+        use super::super::resting::Point;
+        let runners = ["quadrat world", "quadrat split", "broccoli split"];
+        let mut points = Vec::new();
+        for scene in ["tiles, movers confined", "tiles, movers spread"] {
+            for (i, runner) in runners.iter().enumerate() {
+                for movers in [1000, 10_000] {
+                    for statics in [8000, 100_000, 1_000_000] {
+                        let ms = (i + 1) as f64 * movers as f64 / 1000.0;
+                        points.push(Point::new(scene, statics, movers, runner, ms));
+                    }
+                }
+            }
+        }
+        points.push(Point::new("brownian", 0, 100_000, "quadrat world", 19.0));
+        let dir = std::env::temp_dir().join(format!("quadrat-plot-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("resting.png");
+        write_resting(&points, &path).unwrap();
+        let decoder = png::Decoder::new(std::io::BufReader::new(fs::File::open(&path).unwrap()));
+        let mut reader = decoder.read_info().unwrap();
+        let mut rgb = vec![0; reader.output_buffer_size().unwrap()];
+        let info = reader.next_frame(&mut rgb).unwrap();
+        fs::remove_dir_all(&dir).unwrap();
+        // Two panels (brownian has no tiles to plot against) and the legend.
+        assert_eq!(
+            (info.width, info.height),
+            (2 * PANEL.0 + LEGEND_WIDTH, PANEL.1)
+        );
+        let at = |x: u32, y: u32| {
+            let i = 3 * (y * info.width + x) as usize;
+            RGBColor(rgb[i], rgb[i + 1], rgb[i + 2])
+        };
+        let lines = resting_lines(points.iter().filter(|p| p.statics() > 0));
+        assert_eq!(lines.len(), 6);
+        for (i, line) in lines.iter().enumerate() {
+            let (color, _) = resting_style(line);
+            let y = 50 + 20 * i as u32;
+            let drawn = at(2 * PANEL.0 + 20, y);
+            assert_ne!(drawn, WHITE, "{line}: no legend line at y = {y}");
+            if color.3 == 1.0 {
+                assert_eq!(drawn, RGBColor(color.0, color.1, color.2), "{line}");
+            }
+        }
+        let below = 50 + 20 * lines.len() as u32;
+        assert!((0..LEGEND_WIDTH).all(|x| at(2 * PANEL.0 + x, below) == WHITE));
     }
 }

@@ -547,6 +547,18 @@ fn markdown(points: &[Point]) -> String {
 }
 
 impl Point {
+    /// A point with no contacts, for the plot's tests.
+    #[cfg(test)]
+    pub(super) fn new(scene: &str, statics: usize, movers: usize, runner: &str, ms: f64) -> Point {
+        Point {
+            scene: scene.to_owned(),
+            statics,
+            movers,
+            runner: runner.to_owned(),
+            ms,
+            contacts: 0,
+        }
+    }
     pub(super) fn scene(&self) -> &str {
         &self.scene
     }
