@@ -350,14 +350,23 @@ fn draw_resting<DB: DrawingBackend>(
         .label_style((FONT, 13))
         .draw()?;
     for name in &resting_lines(mine.iter().copied()) {
-        let (color, width) = resting_style(name);
+        let LineStyle {
+            color,
+            width,
+            dashed,
+        } = resting_style(name);
         let mut pts: Vec<(f64, f64)> = mine
             .iter()
             .filter(|p| &p.line() == name)
             .map(|p| (p.statics() as f64, p.ms().max(1e-3)))
             .collect();
         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-        chart.draw_series(LineSeries::new(pts.clone(), color.stroke_width(width)))?;
+        let stroke = color.stroke_width(width);
+        if dashed {
+            chart.draw_series(DashedLineSeries::new(pts.clone(), 8, 5, stroke))?;
+        } else {
+            chart.draw_series(LineSeries::new(pts.clone(), stroke))?;
+        }
         chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
     }
     Ok(())
@@ -372,12 +381,19 @@ fn resting_lines<'a>(points: impl Iterator<Item = &'a super::resting::Point>) ->
     lines
 }
 
-/// The colour and width of a line of the resting plot: the
-/// implementation's colour (the world in black, and thicker), and for
-/// 10,000 movers a lighter shade of it.
-fn resting_style(line: &str) -> (RGBAColor, u32) {
+/// How a line of the resting plot is drawn: the implementation's colour
+/// (the world in black, and thicker), dashed for 10,000 movers. A lighter
+/// shade for 10,000 movers left the lightest colours (parry2d rebuilt)
+/// faint.
+struct LineStyle {
+    color: RGBColor,
+    width: u32,
+    dashed: bool,
+}
+
+fn resting_style(line: &str) -> LineStyle {
     let world = line.starts_with("quadrat world");
-    let base = if world {
+    let color = if world {
         RGBColor(0, 0, 0)
     } else {
         Implementation::ALL
@@ -385,12 +401,11 @@ fn resting_style(line: &str) -> (RGBAColor, u32) {
             .find(|i| line.starts_with(&format!("{} split", i.name())))
             .map_or(RGBColor(90, 90, 90), |&i| color(i))
     };
-    let color = if line.contains("10,000 movers") || line.contains("10000 movers") {
-        base.mix(0.45)
-    } else {
-        base.to_rgba()
-    };
-    (color, if world { 3 } else { 1 })
+    LineStyle {
+        color,
+        width: if world { 3 } else { 1 },
+        dashed: line.contains("10,000 movers") || line.contains("10000 movers"),
+    }
 }
 
 /// The resting plot's legend: a line of each colour and its name, one
@@ -402,11 +417,16 @@ fn draw_resting_legend<DB: DrawingBackend>(
     let font = (FONT, 13).into_font();
     for (i, line) in lines.iter().enumerate() {
         let y = 50 + 20 * i as i32;
-        let (color, width) = resting_style(line);
-        area.draw(&PathElement::new(
-            vec![(8, y), (36, y)],
-            color.stroke_width(width.max(2)),
-        ))?;
+        let style = resting_style(line);
+        let stroke = style.color.stroke_width(style.width.max(2));
+        let dashes: &[(i32, i32)] = if style.dashed {
+            &[(8, 17), (23, 32)]
+        } else {
+            &[(8, 32)]
+        };
+        for &(from, to) in dashes {
+            area.draw(&PathElement::new(vec![(from, y), (to, y)], stroke))?;
+        }
         area.draw(&Text::new(line.clone(), (44, y - 7), font.clone()))?;
     }
     Ok(())
@@ -427,7 +447,8 @@ mod tests {
     }
 
     /// The resting plot's legend sits right of the panels, one line per
-    /// implementation and mover count, each in its line's colour.
+    /// implementation and mover count, each in its line's colour, dashed
+    /// for 10,000 movers.
     #[test]
     fn resting_legend_is_beside_the_panels() {
         use super::super::resting::Point;
@@ -465,13 +486,18 @@ mod tests {
         let lines = resting_lines(points.iter().filter(|p| p.statics() > 0));
         assert_eq!(lines.len(), 6);
         for (i, line) in lines.iter().enumerate() {
-            let (color, _) = resting_style(line);
+            let style = resting_style(line);
             let y = 50 + 20 * i as u32;
-            let drawn = at(2 * PANEL.0 + 20, y);
-            assert_ne!(drawn, WHITE, "{line}: no legend line at y = {y}");
-            if color.3 == 1.0 {
-                assert_eq!(drawn, RGBColor(color.0, color.1, color.2), "{line}");
-            }
+            let x = 2 * PANEL.0;
+            assert_eq!(
+                at(x + 12, y),
+                style.color,
+                "{line}: no legend line at y = {y}"
+            );
+            assert_eq!(at(x + 28, y), style.color, "{line}");
+            let dashed = line.ends_with("10,000 movers");
+            let gap = if dashed { WHITE } else { style.color };
+            assert_eq!(at(x + 20, y), gap, "{line}: dashed {dashed}");
         }
         let below = 50 + 20 * lines.len() as u32;
         assert!((0..LEGEND_WIDTH).all(|x| at(2 * PANEL.0 + x, below) == WHITE));
