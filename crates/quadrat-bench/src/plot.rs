@@ -391,6 +391,8 @@ struct LineStyle {
     dashed: bool,
 }
 
+/// The style of the resting plot's line named `line` (as `Point::line`
+/// names it).
 fn resting_style(line: &str) -> LineStyle {
     let world = line.starts_with("quadrat world");
     let color = if world {
