@@ -406,7 +406,7 @@ fn resting_style(line: &str) -> LineStyle {
     LineStyle {
         color,
         width: if world { 3 } else { 1 },
-        dashed: line.contains("10,000 movers") || line.contains("10000 movers"),
+        dashed: line.ends_with(" 10,000 movers"),
     }
 }
 
