@@ -797,7 +797,7 @@ impl<T> QuadTree<T> {
     #[must_use]
     pub fn aabb(&self, key: Key) -> Option<Aabb> {
         let idx = self.slab.index_of(key)?;
-        Some(self.entries[self.slab.slots[idx].pos as usize].aabb)
+        Some(self.entries[self.slab.places[idx].pos as usize].aabb)
     }
 
     /// Every item as `(key, box, value)`, in slot order.
@@ -811,10 +811,16 @@ impl<T> QuadTree<T> {
     /// assert_eq!(values, "ab");
     /// ```
     pub fn iter(&self) -> impl Iterator<Item = (Key, Aabb, &T)> + '_ {
-        self.slab.slots.iter().enumerate().filter_map(|(i, s)| {
-            let v = s.value.as_ref()?;
-            Some((self.slab.key_at(i), self.entries[s.pos as usize].aabb, v))
-        })
+        let places = &self.slab.places;
+        self.slab
+            .slots
+            .iter()
+            .enumerate()
+            .filter_map(move |(i, s)| {
+                let v = s.value.as_ref()?;
+                let pos = places[i].pos as usize;
+                Some((Key::new(i as u32, s.generation), self.entries[pos].aabb, v))
+            })
     }
 
     /// Every item as `(key, box, value)` with mutable values, in slot order.
@@ -830,12 +836,13 @@ impl<T> QuadTree<T> {
     /// ```
     pub fn iter_mut(&mut self) -> impl Iterator<Item = (Key, Aabb, &mut T)> + '_ {
         let entries = &self.entries;
+        let places = &self.slab.places;
         self.slab
             .slots
             .iter_mut()
             .enumerate()
             .filter_map(move |(i, s)| {
-                let (generation, pos) = (s.generation, s.pos as usize);
+                let (generation, pos) = (s.generation, places[i].pos as usize);
                 let v = s.value.as_mut()?;
                 Some((Key::new(i as u32, generation), entries[pos].aabb, v))
             })
@@ -946,6 +953,7 @@ impl<T> QuadTree<T> {
         self.free_blocks.shrink_to_fit();
         self.entries.shrink_to_fit();
         self.slab.slots.shrink_to_fit();
+        self.slab.places.shrink_to_fit();
         self.movers = Vec::new();
         self.splits = Vec::new();
         self.order = Vec::new();
@@ -973,8 +981,9 @@ impl<T> QuadTree<T> {
     pub fn retain(&mut self, mut keep: impl FnMut(Key, Aabb, &mut T) -> bool) {
         self.undefer();
         for idx in 0..self.slab.slots.len() {
+            let pos = self.slab.places[idx].pos as usize;
             let slot = &mut self.slab.slots[idx];
-            let (generation, pos) = (slot.generation, slot.pos as usize);
+            let generation = slot.generation;
             let Some(v) = slot.value.as_mut() else {
                 continue;
             };
@@ -1106,6 +1115,7 @@ mod tests {
         assert_eq!(tree.nodes.capacity(), tree.nodes.len());
         assert_eq!(tree.geo.capacity(), tree.geo.len());
         assert_eq!(tree.slab.slots.capacity(), tree.slab.slots.len());
+        assert_eq!(tree.slab.places.capacity(), tree.slab.places.len());
         for scratch in [
             tree.cats.capacity(),
             tree.order.capacity(),

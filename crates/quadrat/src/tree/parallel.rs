@@ -204,13 +204,14 @@ impl<T: Sync> QuadTree<T> {
                         continue;
                     };
                     let key = Key::new(idx as u32, slot.generation);
-                    let b = f(key, value, entries[slot.pos as usize].aabb);
+                    let place = slab.places[idx];
+                    let b = f(key, value, entries[place.pos as usize].aabb);
                     if let Err(err) = b.validate() {
                         refused.get_or_insert((key, err));
                         continue;
                     }
                     mine.seen += 1;
-                    let n = slot.node;
+                    let n = place.node;
                     if stop {
                         *o = b;
                     } else if super::update::stays_in(nodes, geo, n, &b) {
@@ -249,9 +250,9 @@ impl<T: Sync> QuadTree<T> {
                 }
             });
         } else {
-            for (slot, b) in self.slab.slots.iter().zip(&fresh) {
+            for (place, b) in self.slab.places.iter().zip(&fresh) {
                 if !b.min.x.is_nan() {
-                    self.entries[slot.pos as usize].aabb = *b;
+                    self.entries[place.pos as usize].aabb = *b;
                 }
             }
         }

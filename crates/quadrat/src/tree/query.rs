@@ -358,12 +358,10 @@ impl<T> QuadTree<T> {
     /// `QuadTree::undefer`): a deferred tree's items all say 0.
     #[inline]
     pub(crate) fn node_of_slot(&self, idx: usize) -> u32 {
-        self.slab.slots.get(idx).map_or(
-            u32::MAX,
-            |s| {
-                if s.value.is_some() { s.node } else { u32::MAX }
-            },
-        )
+        match self.slab.slots.get(idx) {
+            Some(s) if s.value.is_some() => self.slab.places[idx].node,
+            _ => u32::MAX,
+        }
     }
 
     /// The key of the item in slot `idx`, if that slot holds one.

@@ -36,8 +36,8 @@ impl<T> QuadTree<T> {
     /// node on that path that no longer needs its children.
     pub(crate) fn detach(&mut self, owner: u32) {
         debug_assert!(!self.deferred, "detach from a deferred tree");
-        let slot = &self.slab.slots[owner as usize];
-        let (target, pos) = (slot.node, slot.pos);
+        let place = self.slab.places[owner as usize];
+        let (target, pos) = (place.node, place.pos);
         let b = self.entries[pos as usize].aabb;
         let c = b.center();
         let mut collapse_at = None;

@@ -5,6 +5,7 @@
 
 use super::{EMPTY, Entry, Geo, Hot, NONE, Node, NodeStack, QuadTree, quadrant};
 use crate::geom::{Aabb, pack};
+use crate::key::Place;
 
 impl<T> QuadTree<T> {
     /// The node where a box is stored: the deepest existing node along its
@@ -46,7 +47,7 @@ impl<T> QuadTree<T> {
     /// Records in the slab that entry `p` sits at position `p`.
     #[inline]
     pub(crate) fn set_pos(&mut self, p: usize) {
-        self.slab.slots[self.entries[p].owner as usize].pos = p as u32;
+        self.slab.places[self.entries[p].owner as usize].pos = p as u32;
     }
 
     /// Adds an item to node `n`'s run, keeping the run sorted by `min.x`,
@@ -69,9 +70,10 @@ impl<T> QuadTree<T> {
         node.len += 1;
         node.tight = node.tight.join(&e.aabb);
         self.entries[p] = e;
-        let slot = &mut self.slab.slots[e.owner as usize];
-        slot.node = n;
-        slot.pos = p as u32;
+        self.slab.places[e.owner as usize] = Place {
+            node: n,
+            pos: p as u32,
+        };
     }
 
     /// Removes entry `pos` from node `n`'s run, keeping the run sorted: the
@@ -171,9 +173,10 @@ impl<T> QuadTree<T> {
         sort_by_min_x(&mut self.entries[start..end]);
         self.refit(n);
         for p in start..end {
-            let slot = &mut self.slab.slots[self.entries[p].owner as usize];
-            slot.node = n;
-            slot.pos = p as u32;
+            self.slab.places[self.entries[p].owner as usize] = Place {
+                node: n,
+                pos: p as u32,
+            };
         }
     }
 

@@ -12,7 +12,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::{Config, Entry, Geo, NONE, Node, QuadTree};
 use crate::geom::{Aabb, Vec2};
-use crate::key::{Slab, Slot};
+use crate::key::{Place, Slab, Slot};
 use core::num::NonZeroU32;
 
 type Bits = [u32; 4];
@@ -201,9 +201,10 @@ impl<T: Serialize> Serialize for SlabAt<'_, T> {
             fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
                 let at = self.0.at;
                 s.collect_seq(self.0.slab.slots.iter().enumerate().map(|(i, slot)| {
+                    let place = self.0.slab.places[i];
                     let (node, pos) = match at {
                         Some(at) if slot.value.is_some() => at[i],
-                        _ => (slot.node, slot.pos),
+                        _ => (place.node, place.pos),
                     };
                     SlotAt {
                         value: &slot.value,
@@ -262,19 +263,27 @@ impl<T> RawSlab<T> {
                 self.slots.len()
             ));
         }
-        let slots = self
+        let (slots, places) = self
             .slots
             .into_iter()
             .zip(self.generations)
-            .map(|(s, generation)| Slot {
-                value: s.value,
-                generation,
-                node: s.node,
-                pos: s.pos,
+            .map(|(s, generation)| {
+                let place = Place {
+                    node: s.node,
+                    pos: s.pos,
+                };
+                (
+                    Slot {
+                        value: s.value,
+                        generation,
+                    },
+                    place,
+                )
             })
-            .collect();
+            .unzip();
         Ok(Slab {
             slots,
+            places,
             free_head: self.free_head,
             len: self.len,
             seed: self.seed,

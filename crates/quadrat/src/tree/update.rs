@@ -52,8 +52,8 @@ impl<T> QuadTree<T> {
         let idx = self.slab.index_of(key).ok_or(Error::StaleKey)?;
         self.undefer();
         let owner = idx as u32;
-        let slot = &self.slab.slots[idx];
-        let (n, pos) = (slot.node, slot.pos);
+        let place = self.slab.places[idx];
+        let (n, pos) = (place.node, place.pos);
         if self.stays_in(n, &aabb) {
             // A leaf counts in its load the items that would move into a
             // child; whether this one would may change with its box.
@@ -214,7 +214,8 @@ impl<T> QuadTree<T> {
                     continue;
                 };
                 let key = Key::new(idx as u32, slot.generation);
-                let b = f(key, value, tree.entries[slot.pos as usize].aabb);
+                let pos = tree.slab.places[idx].pos as usize;
+                let b = f(key, value, tree.entries[pos].aabb);
                 if let Err(err) = b.validate() {
                     refused.get_or_insert((key, err));
                     continue;
@@ -227,12 +228,12 @@ impl<T> QuadTree<T> {
                 // The tree is rebuilt from the entries at the end: the
                 // boxes go straight in, with no placement test.
                 for &(idx, b) in &block[..filled] {
-                    tree.entries[tree.slab.slots[idx as usize].pos as usize].aabb = b;
+                    tree.entries[tree.slab.places[idx as usize].pos as usize].aabb = b;
                 }
             } else {
                 for &(idx, b) in &block[..filled] {
-                    let slot = &tree.slab.slots[idx as usize];
-                    let (n, pos) = (slot.node, slot.pos as usize);
+                    let place = tree.slab.places[idx as usize];
+                    let (n, pos) = (place.node, place.pos as usize);
                     if tree.stays_in(n, &b) {
                         tree.entries[pos].aabb = b;
                         job.dirty[n as usize / 64] |= 1 << (n % 64);
@@ -256,13 +257,17 @@ impl<T> QuadTree<T> {
     /// their nodes too when `nodes` (for the placement test).
     #[inline]
     fn prefetch_places(&self, range: core::ops::Range<usize>, nodes: bool) {
-        for slot in self.slab.slots[range].iter().filter(|s| s.value.is_some()) {
-            if let Some(e) = self.entries.get(slot.pos as usize) {
+        let slots = self.slab.slots[range.clone()].iter();
+        for (slot, place) in slots.zip(&self.slab.places[range]) {
+            if slot.value.is_none() {
+                continue;
+            }
+            if let Some(e) = self.entries.get(place.pos as usize) {
                 crate::prefetch::prefetch(e);
             }
-            if nodes && let Some(node) = self.nodes.get(slot.node as usize) {
+            if nodes && let Some(node) = self.nodes.get(place.node as usize) {
                 crate::prefetch::prefetch(node);
-                crate::prefetch::prefetch(&self.geo[slot.node as usize]);
+                crate::prefetch::prefetch(&self.geo[place.node as usize]);
             }
         }
     }
@@ -300,7 +305,7 @@ impl<T> QuadTree<T> {
             // sorts every run and counts every load itself, so the marked
             // runs are left as they are.
             for &(owner, b) in &movers {
-                let pos = self.slab.slots[owner as usize].pos;
+                let pos = self.slab.places[owner as usize].pos;
                 self.entries[pos as usize].aabb = b;
             }
             self.pack();
@@ -388,9 +393,11 @@ impl<T> QuadTree<T> {
         for (i, &(owner, b)) in movers.iter().enumerate() {
             if let Some(&(next, _)) = movers.get(i + AHEAD) {
                 self.slab.prefetch(next);
+                self.slab.prefetch_place(next);
             }
-            let slot = &self.slab.slots[owner as usize];
-            let (old, pos, generation) = (slot.node, slot.pos, slot.generation);
+            let place = self.slab.places[owner as usize];
+            let (old, pos) = (place.node, place.pos);
+            let generation = self.slab.slots[owner as usize].generation;
             mark(dirty, old);
             net[old as usize] -= 1;
             self.entries[pos as usize].owner = NONE;

@@ -1,7 +1,7 @@
 //! The invariant checker that tests run after every mutation.
 
 use super::{NodeStack, QuadTree, quadrant};
-use crate::key::{Slab, Slot};
+use crate::key::{Place, Slab, Slot};
 
 impl<T> QuadTree<T> {
     /// Checks every structural invariant of the tree and says which one is
@@ -29,10 +29,17 @@ impl<T> QuadTree<T> {
     /// }
     /// ```
     pub fn validate(&self) -> Result<(), String> {
+        let fail = |what: String| Err(format!("quadrat: broken invariant: {what}"));
+        if self.slab.places.len() != self.slab.slots.len() {
+            return fail(format!(
+                "{} slots but places for {}",
+                self.slab.slots.len(),
+                self.slab.places.len()
+            ));
+        }
         if self.deferred {
             return self.validate_deferred();
         }
-        let fail = |what: String| Err(format!("quadrat: broken invariant: {what}"));
         if self.geo.len() != self.nodes.len() {
             return fail(format!(
                 "{} nodes but geometry for {}",
@@ -125,7 +132,9 @@ impl<T> QuadTree<T> {
                 let Some(slot) = self.slab.slots.get(owner as usize) else {
                     return fail(format!("entry {pos} has bad owner {owner}"));
                 };
-                if slot.value.is_none() || slot.node != n || slot.pos != pos {
+                if slot.value.is_none()
+                    || self.slab.places[owner as usize] != (Place { node: n, pos })
+                {
                     return fail(format!(
                         "slot {owner} does not point back at entry {pos} of node {n}"
                     ));
@@ -257,7 +266,8 @@ impl<T> QuadTree<T> {
             let Some(slot) = self.slab.slots.get(e.owner as usize) else {
                 return fail(format!("deferred entry {p} has bad owner {}", e.owner));
             };
-            if slot.value.is_none() || slot.node != 0 || slot.pos as usize != p {
+            let place = self.slab.places[e.owner as usize];
+            if slot.value.is_none() || place.node != 0 || place.pos as usize != p {
                 return fail(format!(
                     "slot {} does not point back at deferred entry {p}",
                     e.owner
@@ -289,20 +299,16 @@ impl<T> QuadTree<T> {
             .slab
             .slots
             .iter()
+            .map(|s| Slot {
+                value: s.value.as_ref().map(|_| ()),
+                generation: s.generation,
+            })
+            .collect();
+        let places = (self.slab.slots.iter().zip(&self.slab.places))
             .zip(&at)
-            .map(|(s, &(node, pos))| match s.value {
-                Some(_) => Slot {
-                    value: Some(()),
-                    generation: s.generation,
-                    node,
-                    pos,
-                },
-                None => Slot {
-                    value: None,
-                    generation: s.generation,
-                    node: s.node,
-                    pos: s.pos,
-                },
+            .map(|((s, &place), &(node, pos))| match s.value {
+                Some(_) => Place { node, pos },
+                None => place,
             })
             .collect();
         let placed = QuadTree {
@@ -317,6 +323,7 @@ impl<T> QuadTree<T> {
             garbage: 0,
             slab: Slab {
                 slots,
+                places,
                 free_head: self.slab.free_head,
                 len: self.slab.len,
                 seed: self.slab.seed,
