@@ -187,9 +187,9 @@ pub(crate) fn bulk_builds_keep_little_spare_room() {
 }
 
 /// A bulk build's peak heap: `insert_many` into an empty tree holds, on
-/// top of what the tree holds once built (the slots, their places and the entries), the
-/// bare boxes it takes in and the sorted order it gathers the entries by,
-/// 20 bytes an item, and then the keys it returns, 8. The bound allows a
+/// top of what the tree holds once built (the slots, their places and the
+/// entries), the bare boxes it takes in and the sorted order it gathers
+/// the entries by, 20 bytes an item, and then the keys it returns, 8. The bound allows a
 /// byte an item and 1% of the tree beside those. With large leaves, so
 /// that the nodes take little room. Gathering by the radix sort's 8-byte
 /// keys instead of 4-byte indices took 4 bytes an item more.
