@@ -811,15 +811,13 @@ impl<T> QuadTree<T> {
     /// assert_eq!(values, "ab");
     /// ```
     pub fn iter(&self) -> impl Iterator<Item = (Key, Aabb, &T)> + '_ {
-        let places = &self.slab.places;
-        self.slab
-            .slots
-            .iter()
-            .enumerate()
-            .filter_map(move |(i, s)| {
+        let slab = &self.slab;
+        (0u32..)
+            .zip(slab.slots.iter().zip(&slab.places))
+            .filter_map(move |(i, (s, place))| {
                 let v = s.value.as_ref()?;
-                let pos = places[i].pos as usize;
-                Some((Key::new(i as u32, s.generation), self.entries[pos].aabb, v))
+                let aabb = self.entries[place.pos as usize].aabb;
+                Some((Key::new(i, s.generation), aabb, v))
             })
     }
 
@@ -836,15 +834,14 @@ impl<T> QuadTree<T> {
     /// ```
     pub fn iter_mut(&mut self) -> impl Iterator<Item = (Key, Aabb, &mut T)> + '_ {
         let entries = &self.entries;
-        let places = &self.slab.places;
-        self.slab
-            .slots
-            .iter_mut()
-            .enumerate()
-            .filter_map(move |(i, s)| {
-                let (generation, pos) = (s.generation, places[i].pos as usize);
+        let slab = &mut self.slab;
+        (0u32..)
+            .zip(slab.slots.iter_mut().zip(&slab.places))
+            .filter_map(move |(i, (s, place))| {
+                let generation = s.generation;
                 let v = s.value.as_mut()?;
-                Some((Key::new(i as u32, generation), entries[pos].aabb, v))
+                let aabb = entries[place.pos as usize].aabb;
+                Some((Key::new(i, generation), aabb, v))
             })
     }
 

@@ -44,7 +44,13 @@ impl<T> QuadTree<T> {
         let mut n = 0u32;
         while n != target {
             let node = &mut self.nodes[n as usize];
-            debug_assert!(!node.is_leaf(), "item's node is not on its centre's path");
+            // Never false in a valid tree. Checked in release builds too:
+            // a leaf's `children` is `NONE`, and going on from it would
+            // wrap around and walk the nodes forever.
+            assert!(
+                !node.is_leaf(),
+                "quadrat: internal error: an item's node is not on its centre's path"
+            );
             node.load -= 1;
             if collapse_at.is_none() && node.load <= self.max_items {
                 collapse_at = Some(n);

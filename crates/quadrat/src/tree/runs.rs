@@ -50,6 +50,16 @@ impl<T> QuadTree<T> {
         self.slab.places[self.entries[p].owner as usize].pos = p as u32;
     }
 
+    /// Records in the slab that entry `p` sits at position `p` of node
+    /// `n`'s run.
+    #[inline]
+    fn set_place(&mut self, p: usize, n: u32) {
+        self.slab.places[self.entries[p].owner as usize] = Place {
+            node: n,
+            pos: p as u32,
+        };
+    }
+
     /// Adds an item to node `n`'s run, keeping the run sorted by `min.x`,
     /// and records where it went.
     pub(crate) fn insert_entry(&mut self, n: u32, e: Entry) {
@@ -70,10 +80,7 @@ impl<T> QuadTree<T> {
         node.len += 1;
         node.tight = node.tight.join(&e.aabb);
         self.entries[p] = e;
-        self.slab.places[e.owner as usize] = Place {
-            node: n,
-            pos: p as u32,
-        };
+        self.set_place(p, n);
     }
 
     /// Removes entry `pos` from node `n`'s run, keeping the run sorted: the
@@ -173,10 +180,7 @@ impl<T> QuadTree<T> {
         sort_by_min_x(&mut self.entries[start..end]);
         self.refit(n);
         for p in start..end {
-            self.slab.places[self.entries[p].owner as usize] = Place {
-                node: n,
-                pos: p as u32,
-            };
+            self.set_place(p, n);
         }
     }
 
