@@ -35,7 +35,7 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-/// The grid's sorted boxes and the time each part took, in milliseconds.
+/// The grid's keys and boxes, in the order of the cells, and its level.
 struct Grid {
     keys: Vec<u64>,
     min_x: Vec<f32>,
