@@ -1,32 +1,40 @@
-//! What a one-level sorted grid costs on a benchmark scene: the simplest
-//! form of a build as keys and a radix sort, and of a pair scan without a
-//! tree walk. It times each part beside quadrat's `rebuild` and
-//! `for_each_pair` on the same boxes, and checks its pair count against
-//! quadrat's.
+//! What sorted layouts without a tree cost on a benchmark scene: the
+//! simplest forms of a build as keys and a radix sort, and of a pair scan
+//! without a tree walk. It times each part beside quadrat's `rebuild` and
+//! `for_each_pair` on the same boxes, then a few drift frames (every box
+//! steps up to a quarter of its size) beside `update_all` and
+//! `for_each_pair`, and checks every pair count against quadrat's.
 //!
 //! ```text
 //! cargo run --release -p quadrat-bench --example grid_floor -- [uniform|clustered|mixed] [n] [runs]
 //! ```
 //!
-//! The grid has one level: its cells are the smallest power-of-two fraction
-//! of the world no narrower than the largest box, so every box reaches at
-//! most the cells around the one holding its centre. Each box gets a key
-//! (its centre's cell, row by row, above its index), the keys are sorted in
-//! three passes of 8 bits, and the boxes are gathered in that order into
-//! four arrays. The scan meets each cell's boxes with the boxes after them
-//! in the cell, in the next cell of the row, and in the three cells below.
-//! Scenes with boxes of very different sizes get a coarse grid; the
-//! uniform layout, where every box has the same size, is the case it is
-//! meant for.
+//! - **Cells,** one level: square cells, the smallest power-of-two
+//!   fraction of the world no narrower than the largest box, so every box
+//!   reaches at most the cells around the one holding its centre. Each box
+//!   gets a key (its centre's cell, row by row, above its index), the keys
+//!   are sorted in passes of 8 bits, and the boxes are gathered in that
+//!   order into four arrays. The scan meets each cell's boxes with the
+//!   boxes after them in the cell, in the next cell of the row, and in the
+//!   three cells of the next row. Boxes of very different sizes make the
+//!   cells coarse, and the scan slow.
+//! - **Strips,** at levels by size: each box sits at the finest level whose
+//!   strips are wider than it, in the strip holding its centre, and each
+//!   strip's boxes are in the order of their `min.x` (quantized to 18 bits
+//!   in the key). A sweep along `x` meets each box with the boxes that
+//!   start before it ends, in its own strip and the next of its level,
+//!   eight candidates at a time without a branch; each box also searches
+//!   the strips of the finer levels it reaches. After a drift frame, the
+//!   strips are refreshed from their last order instead of sorted anew.
 
 use std::process::ExitCode;
 use std::time::Instant;
 
 use quadrat::scenario::Layout;
 use quadrat::{Aabb, QuadTree};
-use quadrat_bench::scene::Scene;
+use quadrat_bench::scene::{Frames, Motion, Scene};
 
-/// The most levels the grid goes down: 1024 × 1024 cells.
+/// The finest level of the cells and the strips: 1024 of them to a side.
 const MAX_LEVEL: u32 = 10;
 
 /// The median of `v`, in milliseconds.
@@ -35,13 +43,53 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-/// The grid's keys and boxes, in the order of the cells, and its level.
-struct Grid {
-    keys: Vec<u64>,
+/// Boxes as four arrays, in the order of their keys.
+struct Boxes {
     min_x: Vec<f32>,
     min_y: Vec<f32>,
     max_x: Vec<f32>,
     max_y: Vec<f32>,
+}
+
+impl Boxes {
+    fn new(n: usize) -> Boxes {
+        Boxes {
+            min_x: vec![0.0; n],
+            min_y: vec![0.0; n],
+            max_x: vec![0.0; n],
+            max_y: vec![0.0; n],
+        }
+    }
+
+    /// Puts the box `[min x, min y, max x, max y]` at `j`.
+    #[inline]
+    fn set(&mut self, j: usize, b: &[f32; 4]) {
+        (self.min_x[j], self.min_y[j]) = (b[0], b[1]);
+        (self.max_x[j], self.max_y[j]) = (b[2], b[3]);
+    }
+
+    /// 1 when the closed boxes at `i` and `j` intersect, else 0, with no
+    /// branch.
+    #[inline]
+    fn hits(&self, i: usize, j: usize) -> u64 {
+        u64::from(
+            (self.min_x[j] <= self.max_x[i])
+                & (self.min_x[i] <= self.max_x[j])
+                & (self.min_y[j] <= self.max_y[i])
+                & (self.min_y[i] <= self.max_y[j]),
+        )
+    }
+}
+
+/// The times between four instants, in milliseconds.
+fn laps(t: [Instant; 4]) -> [f64; 3] {
+    [1, 2, 3].map(|k| (t[k] - t[k - 1]).as_secs_f64() * 1e3)
+}
+
+/// The grid's keys and boxes, in the order of the cells, and its level.
+struct Grid {
+    keys: Vec<u64>,
+    boxes: Boxes,
     level: u32,
 }
 
@@ -49,10 +97,7 @@ impl Grid {
     fn new(n: usize) -> Grid {
         Grid {
             keys: Vec::with_capacity(n),
-            min_x: vec![0.0; n],
-            min_y: vec![0.0; n],
-            max_x: vec![0.0; n],
-            max_y: vec![0.0; n],
+            boxes: Boxes::new(n),
             level: 0,
         }
     }
@@ -85,37 +130,13 @@ impl Grid {
                 (((cy << level) | cx) << 32) | i
             }));
         let t1 = Instant::now();
-        spare.resize(self.keys.len(), 0);
-        for pass in 0..(2 * level).div_ceil(8) {
-            let shift = 32 + 8 * pass;
-            let mut count = [0usize; 256];
-            for &k in &self.keys {
-                count[((k >> shift) & 0xff) as usize] += 1;
-            }
-            let mut sum = 0;
-            for c in &mut count {
-                (*c, sum) = (sum, sum + *c);
-            }
-            for &k in &self.keys {
-                let d = ((k >> shift) & 0xff) as usize;
-                spare[count[d]] = k;
-                count[d] += 1;
-            }
-            core::mem::swap(&mut self.keys, spare);
-        }
+        radix_sort(&mut self.keys, spare, 32..32 + 8 * (2 * level).div_ceil(8));
         let t2 = Instant::now();
         for (j, &k) in self.keys.iter().enumerate() {
             let b = &scene.boxes[(k & 0xffff_ffff) as usize];
-            (self.min_x[j], self.min_y[j]) = (b[0], b[1]);
-            (self.max_x[j], self.max_y[j]) = (b[2], b[3]);
+            self.boxes.set(j, b);
         }
-        let t3 = Instant::now();
-        [t0, t1, t2, t3]
-            .windows(2)
-            .map(|w| (w[1] - w[0]).as_secs_f64() * 1e3)
-            .collect::<Vec<_>>()
-            .try_into()
-            .expect("three parts")
+        laps([t0, t1, t2, Instant::now()])
     }
 
     /// The number of intersecting pairs (closed boxes).
@@ -124,14 +145,7 @@ impl Grid {
         let level = self.level;
         let last = (1u32 << level) - 1;
         let cell = |j: usize| ((self.keys[j] >> 32) & 0xffff_ffff) as u32;
-        let hits = |i: usize, j: usize| {
-            u64::from(
-                (self.min_x[j] <= self.max_x[i])
-                    & (self.min_x[i] <= self.max_x[j])
-                    & (self.min_y[j] <= self.max_y[i])
-                    & (self.min_y[i] <= self.max_y[j]),
-            )
-        };
+        let hits = |i: usize, j: usize| self.boxes.hits(i, j);
         let mut pairs = 0;
         // The first box of the next row in reach of the current cell; it
         // only moves forward, as the cells do.
@@ -165,6 +179,317 @@ impl Grid {
     }
 }
 
+/// Bits of a strip key that hold a box's quantized `min.x`.
+const X_BITS: u32 = 18;
+/// Where a strip key holds the strip's row, above the quantized `min.x`.
+const ROW_SHIFT: u32 = 32 + X_BITS;
+/// Where a strip key holds the level, above the row.
+const LEVEL_SHIFT: u32 = ROW_SHIFT + MAX_LEVEL;
+
+/// The same boxes in horizontal strips, at levels by size: each box sits
+/// at the finest level whose strips are wider than it, in the strip
+/// that holds its centre, and each strip's boxes are in the order of their
+/// `min.x`. A sweep along each strip and between neighbouring strips of a
+/// level replaces the scan of whole cells, and each box searches the
+/// strips it reaches at the finer levels.
+struct Strips {
+    /// `level << 60 | row << 50 | quantized min.x << 32 | index`, sorted.
+    keys: Vec<u64>,
+    boxes: Boxes,
+    /// Each box's quantized `min.x`, as in its key.
+    start_x: Vec<u32>,
+    /// Each box's `max.x`, quantized as the keys quantize `min.x`.
+    reach: Vec<u32>,
+    /// Where each box (by its index in the scene) sits in the order.
+    place: Vec<u32>,
+    /// For each level, where each of its strips starts in `keys`, and
+    /// where the last ends.
+    starts: Vec<Vec<usize>>,
+    /// The world's lower corner, its side and the side's reciprocal.
+    origin: [f32; 2],
+    side: f32,
+    recip: f32,
+}
+
+impl Strips {
+    fn new(n: usize) -> Strips {
+        Strips {
+            keys: Vec::with_capacity(n),
+            boxes: Boxes::new(n),
+            start_x: vec![0; n],
+            reach: vec![0; n],
+            place: vec![0; n],
+            starts: (0..=MAX_LEVEL).map(|l| vec![0; (1 << l) + 1]).collect(),
+            origin: [0.0; 2],
+            side: 1.0,
+            recip: 1.0,
+        }
+    }
+
+    /// The finest level whose strips are wider than `extent`: about the
+    /// binary logarithm of `side / extent`, read from the exponent of the
+    /// ratio, then checked.
+    fn level_of(&self, extent: f32) -> u32 {
+        let ratio = self.side / extent;
+        let mut level = if ratio >= 1.0 {
+            ((ratio.to_bits() >> 23) & 0xff)
+                .saturating_sub(127)
+                .min(MAX_LEVEL)
+        } else {
+            0
+        };
+        while level > 0 && self.side * (1.0 / (1u32 << level) as f32) <= extent {
+            level -= 1;
+        }
+        level
+    }
+
+    /// The strip of `level` that holds height `y` (clamped to the world's).
+    fn row(&self, level: u32, y: f32) -> u32 {
+        let rows = 1u32 << level;
+        ((y - self.origin[1]) * self.recip * rows as f32).clamp(0.0, (rows - 1) as f32) as u32
+    }
+
+    /// `x`'s place among `1 << X_BITS` equal steps of the world, clamped
+    /// to them; the order of places is the order of the coordinates.
+    fn quantize(&self, x: f32) -> u32 {
+        let scale = (1u32 << X_BITS) as f32 * self.recip;
+        ((x - self.origin[0]) * scale).clamp(0.0, ((1u32 << X_BITS) - 1) as f32) as u32
+    }
+
+    /// The key of box `b`, the scene's box `i`.
+    fn key(&self, b: &[f32; 4], i: u32) -> u64 {
+        let level = self.level_of((b[2] - b[0]).max(b[3] - b[1]));
+        let row = self.row(level, (b[1] + b[3]) * 0.5);
+        (u64::from(level) << LEVEL_SHIFT)
+            | (u64::from(row) << ROW_SHIFT)
+            | (u64::from(self.quantize(b[0])) << 32)
+            | u64::from(i)
+    }
+
+    /// Keys, sort and gather (with each strip's start); returns the time
+    /// of each.
+    fn build(&mut self, scene: &Scene, spare: &mut Vec<u64>) -> [f64; 3] {
+        let [x0, y0, x1, y1] = scene.world;
+        self.origin = [x0, y0];
+        self.side = (x1 - x0).max(y1 - y0);
+        self.recip = 1.0 / self.side;
+        let t0 = Instant::now();
+        let mut keys = core::mem::take(&mut self.keys);
+        keys.clear();
+        keys.extend(scene.boxes.iter().zip(0u32..).map(|(b, i)| self.key(b, i)));
+        self.keys = keys;
+        let t1 = Instant::now();
+        radix_sort(&mut self.keys, spare, 32..64);
+        let t2 = Instant::now();
+        self.gather(&scene.boxes);
+        laps([t0, t1, t2, Instant::now()])
+    }
+
+    /// The boxes' new places after they moved, from the last order instead
+    /// of a sort from scratch: each new key is written where its box sat
+    /// (reading the boxes in their own order), then one stable counting
+    /// pass by level and strip (a box that stays in its strip keeps its
+    /// place among the others), a sort of each strip that takes its runs
+    /// as they come, and the gather. Returns the time of the keys, the
+    /// sort and the gather.
+    fn refresh(&mut self, boxes: &[[f32; 4]], spare: &mut Vec<u64>) -> [f64; 3] {
+        let t0 = Instant::now();
+        let mut keys = core::mem::take(&mut self.keys);
+        for (i, b) in (0u32..).zip(boxes) {
+            keys[self.place[i as usize] as usize] = self.key(b, i);
+        }
+        let t1 = Instant::now();
+        let strips = 1usize << (64 - ROW_SHIFT);
+        let mut count = vec![0usize; strips + 1];
+        for &k in &keys {
+            count[(k >> ROW_SHIFT) as usize + 1] += 1;
+        }
+        for s in 1..=strips {
+            count[s] += count[s - 1];
+        }
+        spare.resize(keys.len(), 0);
+        let mut at = count.clone();
+        for &k in &keys {
+            let s = (k >> ROW_SHIFT) as usize;
+            spare[at[s]] = k;
+            at[s] += 1;
+        }
+        core::mem::swap(&mut keys, spare);
+        for s in 0..strips {
+            keys[count[s]..count[s + 1]].sort();
+        }
+        self.keys = keys;
+        let t2 = Instant::now();
+        self.gather(boxes);
+        laps([t0, t1, t2, Instant::now()])
+    }
+
+    /// Puts each box in the order of the keys, with its quantized ends,
+    /// and finds where each strip starts.
+    fn gather(&mut self, boxes: &[[f32; 4]]) {
+        for (j, &k) in self.keys.iter().enumerate() {
+            let b = &boxes[(k & 0xffff_ffff) as usize];
+            self.boxes.set(j, b);
+            self.start_x[j] = ((k >> 32) & ((1 << X_BITS) - 1)) as u32;
+            self.reach[j] = self.quantize(b[2]);
+            self.place[(k & 0xffff_ffff) as usize] = j as u32;
+        }
+        let n = self.keys.len();
+        for (level, starts) in self.starts.iter_mut().enumerate() {
+            let first = u64::from(level as u32) << LEVEL_SHIFT;
+            let mut j = self.keys.partition_point(|&k| k < first);
+            for (row, start) in starts.iter_mut().enumerate() {
+                let bound = first | ((row as u64) << ROW_SHIFT);
+                while j < n && self.keys[j] < bound {
+                    j += 1;
+                }
+                *start = j;
+            }
+        }
+    }
+
+    /// The boxes of `j..end` (in the order of `min.x`) that start no
+    /// further right than box `i` ends and intersect it, counted eight at a
+    /// time with no branch but the one that stops the sweep.
+    #[inline]
+    fn sweep(&self, i: usize, mut j: usize, end: usize) -> u64 {
+        const LANES: usize = 8;
+        let b = &self.boxes;
+        let (reach, x0, x1, y0, y1) = (
+            self.reach[i],
+            b.min_x[i],
+            b.max_x[i],
+            b.min_y[i],
+            b.max_y[i],
+        );
+        let mut found = 0;
+        while j + LANES <= end {
+            let r = j..j + LANES;
+            let (sx, mx, my, xx, xy) = (
+                &self.start_x[r.clone()],
+                &b.min_x[r.clone()],
+                &b.min_y[r.clone()],
+                &b.max_x[r.clone()],
+                &b.max_y[r],
+            );
+            let mut count = 0u32;
+            for k in 0..LANES {
+                let hit = (mx[k] <= x1) & (x0 <= xx[k]) & (my[k] <= y1) & (y0 <= xy[k]);
+                count += u32::from(hit);
+            }
+            found += u64::from(count);
+            if sx[LANES - 1] > reach {
+                return found;
+            }
+            j += LANES;
+        }
+        while j < end && self.start_x[j] <= reach {
+            found += b.hits(i, j);
+            j += 1;
+        }
+        found
+    }
+
+    /// The number of intersecting pairs (closed boxes).
+    ///
+    /// Two boxes that intersect have each `min.x` at most the other's
+    /// `max.x`, and quantizing keeps that order, so from the box earlier in
+    /// the order a sweep forward reaches the other before the quantized
+    /// `min.x` passes its own quantized `max.x`. Within a strip, that finds
+    /// every pair once. Between a strip and the next, each box sweeps the
+    /// other strip from the first box not earlier than itself (on a tie, the
+    /// box of the first strip counts as earlier), so each pair is found
+    /// once too. A pair of boxes at two levels is found from the coarser
+    /// box, which searches every strip of the finer level whose boxes can
+    /// reach it.
+    fn pairs(&self) -> u64 {
+        let x = |j: usize| ((self.keys[j] >> 32) & ((1 << X_BITS) - 1)) as u32;
+        let mut pairs = 0;
+        for starts in &self.starts {
+            for s in 0..starts.len() - 1 {
+                let a = starts[s]..starts[s + 1];
+                let b = starts[s + 1]..*starts.get(s + 2).unwrap_or(&starts[s + 1]);
+                for i in a.clone() {
+                    pairs += self.sweep(i, i + 1, a.end);
+                }
+                if b.is_empty() {
+                    continue;
+                }
+                // The boxes of this strip sweep the next from the first box
+                // at or after them; those of the next sweep this one from
+                // the first box strictly after them.
+                let mut from = b.start;
+                for i in a.clone() {
+                    while from < b.end && x(from) < x(i) {
+                        from += 1;
+                    }
+                    pairs += self.sweep(i, from, b.end);
+                }
+                let mut from = a.start;
+                for i in b {
+                    while from < a.end && x(from) <= x(i) {
+                        from += 1;
+                    }
+                    pairs += self.sweep(i, from, a.end);
+                }
+            }
+        }
+        // Across levels: each box meets the finer levels' boxes whose
+        // centres lie within half a strip of it (and so in the strips that
+        // hold those heights), starting from the first that begins no
+        // further left than a strip's width (twice, for rounding) before it.
+        let levels: Vec<u32> = (0..=MAX_LEVEL)
+            .filter(|&l| {
+                let s = &self.starts[l as usize];
+                s[0] < s[s.len() - 1]
+            })
+            .collect();
+        for (c, &coarse) in levels.iter().enumerate() {
+            let s = &self.starts[coarse as usize];
+            for i in s[0]..s[s.len() - 1] {
+                let b = &self.boxes;
+                for &fine in &levels[c + 1..] {
+                    let width = self.side / (1u32 << fine) as f32;
+                    let from_x = self.quantize(b.min_x[i] - 2.0 * width);
+                    let rows = self.row(fine, b.min_y[i] - 0.5 * width)
+                        ..=self.row(fine, b.max_y[i] + 0.5 * width);
+                    let starts = &self.starts[fine as usize];
+                    for r in rows {
+                        let strip = starts[r as usize]..starts[r as usize + 1];
+                        let j = strip.start
+                            + self.start_x[strip.clone()].partition_point(|&x| x < from_x);
+                        pairs += self.sweep(i, j, strip.end);
+                    }
+                }
+            }
+        }
+        pairs
+    }
+}
+
+/// Sorts `keys` by their bits in `bits`, 8 at a time, least significant
+/// first, with `spare` as the second buffer.
+fn radix_sort(keys: &mut Vec<u64>, spare: &mut Vec<u64>, bits: core::ops::Range<u32>) {
+    spare.resize(keys.len(), 0);
+    for shift in bits.step_by(8) {
+        let mut count = [0usize; 256];
+        for &k in keys.iter() {
+            count[((k >> shift) & 0xff) as usize] += 1;
+        }
+        let mut sum = 0;
+        for c in &mut count {
+            (*c, sum) = (sum, sum + *c);
+        }
+        for &k in keys.iter() {
+            let d = ((k >> shift) & 0xff) as usize;
+            spare[count[d]] = k;
+            count[d] += 1;
+        }
+        core::mem::swap(keys, spare);
+    }
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let layout = match args.first().map(String::as_str) {
@@ -190,14 +515,20 @@ fn main() -> ExitCode {
     let mut tree = QuadTree::new(Aabb::from(scene.world));
     tree.insert_many(scene.boxes.iter().map(|&b| (Aabb::from(b), ())));
     let mut grid = Grid::new(n);
+    let mut strips = Strips::new(n);
     let mut spare = Vec::new();
     let (mut parts, mut scan, mut rebuild, mut walk) = (vec![], vec![], vec![], vec![]);
-    let (mut found, mut expected) = (0, 0);
+    let (mut strip_parts, mut sweep) = (vec![], vec![]);
+    let (mut found, mut swept, mut expected) = (0, 0, 0);
     for _ in 0..runs {
         parts.push(grid.build(&scene, &mut spare));
         let t = Instant::now();
         found = grid.pairs();
         scan.push(t.elapsed().as_secs_f64() * 1e3);
+        strip_parts.push(strips.build(&scene, &mut spare));
+        let t = Instant::now();
+        swept = strips.pairs();
+        sweep.push(t.elapsed().as_secs_f64() * 1e3);
         let t = Instant::now();
         tree.rebuild();
         rebuild.push(t.elapsed().as_secs_f64() * 1e3);
@@ -207,30 +538,82 @@ fn main() -> ExitCode {
         walk.push(t.elapsed().as_secs_f64() * 1e3);
         expected = count;
     }
-    let part = |k: usize| median(parts.iter().map(|p| p[k]).collect());
-    let build = median(parts.iter().map(|p| p.iter().sum()).collect());
     println!(
         "{} n={n}, {} × {} cells, medians of {runs}:",
         layout.name(),
         1u32 << grid.level,
         1u32 << grid.level
     );
-    println!(
-        "  grid:    keys {:.2} ms, sort {:.2} ms, gather {:.2} ms, build {build:.2} ms; pairs {:.2} ms ({found})",
-        part(0),
-        part(1),
-        part(2),
-        median(scan)
-    );
+    print_parts("cells", "build", &parts, median(scan), found);
+    print_parts("strips", "build", &strip_parts, median(sweep), swept);
     println!(
         "  quadrat: rebuild {:.2} ms; for_each_pair {:.2} ms ({expected})",
         median(rebuild),
         median(walk)
     );
-    if found == expected {
+    if found != expected || swept != expected {
+        eprintln!(
+            "grid_floor: the cells found {found} pairs and the strips {swept}, where quadrat found {expected}"
+        );
+        return ExitCode::FAILURE;
+    }
+    // Drift frames: every box steps up to a quarter of its size, then the
+    // strips are refreshed from their last order and swept, and the tree
+    // moves its items with `update_all` and walks its pairs.
+    let mut tree = QuadTree::new(Aabb::from(scene.world));
+    tree.insert_many(scene.boxes.iter().map(|&b| Aabb::from(b)).zip(0u32..));
+    strips.build(&scene, &mut spare);
+    let mut frames = Frames::new(&scene, Motion::Drift, 11);
+    let (mut refresh, mut sweep, mut update, mut walk) = (vec![], vec![], vec![], vec![]);
+    let mut counts = (0, 0);
+    for _ in 0..runs {
+        frames.advance();
+        let boxes = &frames.boxes;
+        refresh.push(strips.refresh(boxes, &mut spare));
+        let t = Instant::now();
+        let swept = strips.pairs();
+        sweep.push(t.elapsed().as_secs_f64() * 1e3);
+        let t = Instant::now();
+        tree.update_all(|_, &i, _| Aabb::from(boxes[i as usize]));
+        update.push(t.elapsed().as_secs_f64() * 1e3);
+        let t = Instant::now();
+        let mut count = 0u64;
+        tree.for_each_pair(|_, _| count += 1);
+        walk.push(t.elapsed().as_secs_f64() * 1e3);
+        counts = (swept, count);
+        if swept != count {
+            break;
+        }
+    }
+    println!("  a drift frame, medians of {runs}:");
+    print_parts("strips", "refresh", &refresh, median(sweep), counts.0);
+    println!(
+        "  quadrat: update_all {:.2} ms; for_each_pair {:.2} ms ({})",
+        median(update),
+        median(walk),
+        counts.1
+    );
+    if counts.0 == counts.1 {
         ExitCode::SUCCESS
     } else {
-        eprintln!("grid_floor: the grid found {found} pairs where quadrat found {expected}");
+        eprintln!(
+            "grid_floor: after a drift frame, the strips found {} pairs where quadrat found {}",
+            counts.0, counts.1
+        );
         ExitCode::FAILURE
     }
+}
+
+/// Prints one layout's line: the medians of its parts, of their sum (as
+/// `total`), and of its pair scan, with the pairs it found.
+fn print_parts(layout: &str, total: &str, parts: &[[f64; 3]], pairs: f64, found: u64) {
+    let part = |k: usize| median(parts.iter().map(|p| p[k]).collect());
+    println!(
+        "  {:<8} keys {:.2} ms, sort {:.2} ms, gather {:.2} ms, {total} {:.2} ms; pairs {pairs:.2} ms ({found})",
+        format!("{layout}:"),
+        part(0),
+        part(1),
+        part(2),
+        median(parts.iter().map(|p| p.iter().sum()).collect()),
+    );
 }
