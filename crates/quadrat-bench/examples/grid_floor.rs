@@ -404,7 +404,7 @@ impl Strips {
     /// box, which searches every strip of the finer level whose boxes can
     /// reach it.
     fn pairs(&self) -> u64 {
-        let x = |j: usize| ((self.keys[j] >> 32) & ((1 << X_BITS) - 1)) as u32;
+        let x = &self.start_x;
         let mut pairs = 0;
         for starts in &self.starts {
             for s in 0..starts.len() - 1 {
@@ -421,14 +421,14 @@ impl Strips {
                 // the first box strictly after them.
                 let mut from = b.start;
                 for i in a.clone() {
-                    while from < b.end && x(from) < x(i) {
+                    while from < b.end && x[from] < x[i] {
                         from += 1;
                     }
                     pairs += self.sweep(i, from, b.end);
                 }
                 let mut from = a.start;
                 for i in b {
-                    while from < a.end && x(from) <= x(i) {
+                    while from < a.end && x[from] <= x[i] {
                         from += 1;
                     }
                     pairs += self.sweep(i, from, a.end);
