@@ -3,7 +3,11 @@
 //! without a tree walk. It times each part beside quadrat's `rebuild` and
 //! `for_each_pair` on the same boxes, then a few drift frames (every box
 //! steps up to a quarter of its size) beside `update_all` and
-//! `for_each_pair`, and checks every pair count against quadrat's.
+//! `for_each_pair`, and checks every pair count against quadrat's. With
+//! the `peers` feature (the default), broccoli, the fastest peer in the
+//! benchmark's build + pairs, is built from scratch and counts its pairs
+//! on the same boxes in the same run, and each total is printed over its
+//! time.
 //!
 //! ```text
 //! cargo run --release -p quadrat-bench --example grid_floor -- [uniform|clustered|mixed] [n] [runs]
@@ -26,6 +30,13 @@
 //!   eight candidates at a time without a branch; each box also searches
 //!   the strips of the finer levels it reaches. After a drift frame, the
 //!   strips are refreshed from their last order instead of sorted anew.
+//! - **Strips on two threads** (`strips×2`): the same layout, each part
+//!   split in two. Each thread computes half the keys; the sort splits
+//!   each half by the keys' top bits into a buffer of its own, cuts the
+//!   buckets in two halves of the keys and gives each thread one, which it
+//!   gathers and sorts; each thread gathers half the order and sweeps half
+//!   of every level's boxes. The refresh rewrites the last order from new
+//!   keys computed in the boxes' own order, so it needs no scatter.
 
 use std::process::ExitCode;
 use std::time::Instant;
@@ -205,7 +216,14 @@ struct Strips {
     /// For each level, where each of its strips starts in `keys`, and
     /// where the last ends.
     starts: Vec<Vec<usize>>,
-    /// The world's lower corner, its side and the side's reciprocal.
+    /// How boxes map to levels, strips and quantized `x`.
+    space: Space,
+}
+
+/// The world as the strips see it: its lower corner, its side and the
+/// side's reciprocal.
+#[derive(Clone, Copy)]
+struct Space {
     origin: [f32; 2],
     side: f32,
     recip: f32,
@@ -220,9 +238,24 @@ impl Strips {
             reach: vec![0; n],
             place: vec![0; n],
             starts: (0..=MAX_LEVEL).map(|l| vec![0; (1 << l) + 1]).collect(),
-            origin: [0.0; 2],
-            side: 1.0,
-            recip: 1.0,
+            space: Space {
+                origin: [0.0; 2],
+                side: 1.0,
+                recip: 1.0,
+            },
+        }
+    }
+}
+
+impl Space {
+    /// The space of a scene's world.
+    fn of(scene: &Scene) -> Space {
+        let [x0, y0, x1, y1] = scene.world;
+        let side = (x1 - x0).max(y1 - y0);
+        Space {
+            origin: [x0, y0],
+            side,
+            recip: 1.0 / side,
         }
     }
 
@@ -266,19 +299,18 @@ impl Strips {
             | (u64::from(self.quantize(b[0])) << 32)
             | u64::from(i)
     }
+}
 
+impl Strips {
     /// Keys, sort and gather (with each strip's start); returns the time
     /// of each.
     fn build(&mut self, scene: &Scene, spare: &mut Vec<u64>) -> [f64; 3] {
-        let [x0, y0, x1, y1] = scene.world;
-        self.origin = [x0, y0];
-        self.side = (x1 - x0).max(y1 - y0);
-        self.recip = 1.0 / self.side;
+        self.space = Space::of(scene);
         let t0 = Instant::now();
-        let mut keys = core::mem::take(&mut self.keys);
-        keys.clear();
-        keys.extend(scene.boxes.iter().zip(0u32..).map(|(b, i)| self.key(b, i)));
-        self.keys = keys;
+        let space = self.space;
+        self.keys.clear();
+        let keys = scene.boxes.iter().zip(0u32..).map(|(b, i)| space.key(b, i));
+        self.keys.extend(keys);
         let t1 = Instant::now();
         radix_sort(&mut self.keys, spare, 32..64);
         let t2 = Instant::now();
@@ -297,7 +329,7 @@ impl Strips {
         let t0 = Instant::now();
         let mut keys = core::mem::take(&mut self.keys);
         for (i, b) in (0u32..).zip(boxes) {
-            keys[self.place[i as usize] as usize] = self.key(b, i);
+            keys[self.place[i as usize] as usize] = self.space.key(b, i);
         }
         let t1 = Instant::now();
         let strips = 1usize << (64 - ROW_SHIFT);
@@ -332,21 +364,146 @@ impl Strips {
             let b = &boxes[(k & 0xffff_ffff) as usize];
             self.boxes.set(j, b);
             self.start_x[j] = ((k >> 32) & ((1 << X_BITS) - 1)) as u32;
-            self.reach[j] = self.quantize(b[2]);
+            self.reach[j] = self.space.quantize(b[2]);
             self.place[(k & 0xffff_ffff) as usize] = j as u32;
         }
-        let n = self.keys.len();
+        self.find_starts();
+    }
+
+    /// Finds where each strip starts in the sorted keys, by binary search.
+    fn find_starts(&mut self) {
         for (level, starts) in self.starts.iter_mut().enumerate() {
             let first = u64::from(level as u32) << LEVEL_SHIFT;
-            let mut j = self.keys.partition_point(|&k| k < first);
             for (row, start) in starts.iter_mut().enumerate() {
                 let bound = first | ((row as u64) << ROW_SHIFT);
-                while j < n && self.keys[j] < bound {
-                    j += 1;
-                }
-                *start = j;
+                *start = self.keys.partition_point(|&k| k < bound);
             }
         }
+    }
+
+    /// [`build`](Strips::build) on two threads: each computes the keys of
+    /// half the boxes, the keys are sorted by [`par_sort`], and each thread
+    /// gathers half the order. Leaves `place` as it was (only the one-thread
+    /// refresh reads it).
+    fn par_build(&mut self, scene: &Scene, spare: &mut Vec<u64>) -> [f64; 3] {
+        self.space = Space::of(scene);
+        let t0 = Instant::now();
+        let space = self.space;
+        let n = scene.boxes.len();
+        self.keys.resize(n, 0);
+        let (k0, k1) = self.keys.split_at_mut(n / 2);
+        let keys = |out: &mut [u64], first: usize| {
+            let boxes = &scene.boxes[first..first + out.len()];
+            for ((k, b), i) in out.iter_mut().zip(boxes).zip(first as u32..) {
+                *k = space.key(b, i);
+            }
+        };
+        std::thread::scope(|s| {
+            s.spawn(|| keys(k1, n / 2));
+            keys(k0, 0);
+        });
+        let t1 = Instant::now();
+        par_sort(&mut self.keys, spare, 56, |bucket, scratch| {
+            // Three passes of 8 bits below the top byte: the result ends in
+            // `scratch`.
+            let (mut from, mut to) = (bucket, scratch);
+            for shift in [32, 40, 48] {
+                let mut count = [0usize; 256];
+                for &k in from.iter() {
+                    count[((k >> shift) & 0xff) as usize] += 1;
+                }
+                let mut sum = 0;
+                for c in &mut count {
+                    (*c, sum) = (sum, sum + *c);
+                }
+                for &k in from.iter() {
+                    let d = ((k >> shift) & 0xff) as usize;
+                    to[count[d]] = k;
+                    count[d] += 1;
+                }
+                (from, to) = (to, from);
+            }
+            false
+        });
+        let t2 = Instant::now();
+        self.par_gather(&scene.boxes);
+        laps([t0, t1, t2, Instant::now()])
+    }
+
+    /// [`refresh`](Strips::refresh) on two threads, without `place`: each
+    /// thread computes the new keys of half the boxes in their own order,
+    /// then each rewrites half of the last order with its boxes' new keys;
+    /// the keys are sorted by strip with [`par_sort`], each strip by a
+    /// `sort` that takes its runs as they come, and the boxes gathered as
+    /// by [`par_build`](Strips::par_build).
+    fn par_refresh(
+        &mut self,
+        boxes: &[[f32; 4]],
+        fresh: &mut Vec<u64>,
+        spare: &mut Vec<u64>,
+    ) -> [f64; 3] {
+        let t0 = Instant::now();
+        let (space, n) = (self.space, boxes.len());
+        fresh.resize(n, 0);
+        let (f0, f1) = fresh.split_at_mut(n / 2);
+        let keys = |out: &mut [u64], first: usize| {
+            let part = &boxes[first..first + out.len()];
+            for ((k, b), i) in out.iter_mut().zip(part).zip(first as u32..) {
+                *k = space.key(b, i);
+            }
+        };
+        std::thread::scope(|s| {
+            s.spawn(|| keys(f1, n / 2));
+            keys(f0, 0);
+        });
+        let fresh = &*fresh;
+        let (k0, k1) = self.keys.split_at_mut(n / 2);
+        let renew = |part: &mut [u64]| {
+            for k in part {
+                *k = fresh[(*k & 0xffff_ffff) as usize];
+            }
+        };
+        std::thread::scope(|s| {
+            s.spawn(|| renew(k1));
+            renew(k0);
+        });
+        let t1 = Instant::now();
+        par_sort(&mut self.keys, spare, ROW_SHIFT, |strip, _| {
+            strip.sort();
+            true
+        });
+        let t2 = Instant::now();
+        self.par_gather(boxes);
+        laps([t0, t1, t2, Instant::now()])
+    }
+
+    /// [`gather`](Strips::gather) on two threads, each writing half the
+    /// order, without `place`.
+    fn par_gather(&mut self, boxes: &[[f32; 4]]) {
+        let (space, keys) = (self.space, &self.keys);
+        let m = keys.len() / 2;
+        let b = &mut self.boxes;
+        let (mx0, mx1) = b.min_x.split_at_mut(m);
+        let (my0, my1) = b.min_y.split_at_mut(m);
+        let (xx0, xx1) = b.max_x.split_at_mut(m);
+        let (xy0, xy1) = b.max_y.split_at_mut(m);
+        let (sx0, sx1) = self.start_x.split_at_mut(m);
+        let (r0, r1) = self.reach.split_at_mut(m);
+        type Half<'a> = (&'a [u64], [&'a mut [f32]; 4], &'a mut [u32], &'a mut [u32]);
+        let fill = |(keys, [mx, my, xx, xy], sx, r): Half<'_>| {
+            for (j, &k) in keys.iter().enumerate() {
+                let b = &boxes[(k & 0xffff_ffff) as usize];
+                (mx[j], my[j], xx[j], xy[j]) = (b[0], b[1], b[2], b[3]);
+                sx[j] = ((k >> 32) & ((1 << X_BITS) - 1)) as u32;
+                r[j] = space.quantize(b[2]);
+            }
+        };
+        let (keys0, keys1) = keys.split_at(m);
+        std::thread::scope(|s| {
+            s.spawn(|| fill((keys1, [mx1, my1, xx1, xy1], sx1, r1)));
+            fill((keys0, [mx0, my0, xx0, xy0], sx0, r0));
+        });
+        self.find_starts();
     }
 
     /// The boxes of `j..end` (in the order of `min.x`) that start no
@@ -404,10 +561,42 @@ impl Strips {
     /// box, which searches every strip of the finer level whose boxes can
     /// reach it.
     fn pairs(&self) -> u64 {
+        self.pairs_in(0, 1)
+    }
+
+    /// [`pairs`](Strips::pairs) on two threads, each taking half the boxes
+    /// of every level (whole strips) and half the boxes that search finer
+    /// levels.
+    fn par_pairs(&self) -> u64 {
+        std::thread::scope(|s| {
+            let other = s.spawn(|| self.pairs_in(1, 2));
+            self.pairs_in(0, 2) + other.join().expect("the other half")
+        })
+    }
+
+    /// The pairs found from share `part` of `parts`: at each level, the
+    /// strips from the one holding the `part`-th fraction of its boxes, and
+    /// of the boxes that search finer levels, the `part`-th fraction.
+    fn pairs_in(&self, part: usize, parts: usize) -> u64 {
         let x = &self.start_x;
+        let space = self.space;
+        let share = |lo: usize, hi: usize, k: usize| lo + (hi - lo) * k / parts;
         let mut pairs = 0;
         for starts in &self.starts {
-            for s in 0..starts.len() - 1 {
+            let last = starts.len() - 1;
+            let (first, end) = (starts[0], starts[last]);
+            let strip_at = |j: usize| starts[..last].partition_point(|&s| s < j);
+            let strips = if parts == 1 {
+                0..last
+            } else {
+                strip_at(share(first, end, part))..strip_at(share(first, end, part + 1))
+            };
+            let strips = if part + 1 == parts {
+                strips.start..last
+            } else {
+                strips
+            };
+            for s in strips {
                 let a = starts[s]..starts[s + 1];
                 let b = starts[s + 1]..*starts.get(s + 2).unwrap_or(&starts[s + 1]);
                 for i in a.clone() {
@@ -447,13 +636,14 @@ impl Strips {
             .collect();
         for (c, &coarse) in levels.iter().enumerate() {
             let s = &self.starts[coarse as usize];
-            for i in s[0]..s[s.len() - 1] {
+            let (lo, hi) = (s[0], s[s.len() - 1]);
+            for i in share(lo, hi, part)..share(lo, hi, part + 1) {
                 let b = &self.boxes;
                 for &fine in &levels[c + 1..] {
-                    let width = self.side / (1u32 << fine) as f32;
-                    let from_x = self.quantize(b.min_x[i] - 2.0 * width);
-                    let rows = self.row(fine, b.min_y[i] - 0.5 * width)
-                        ..=self.row(fine, b.max_y[i] + 0.5 * width);
+                    let width = space.side / (1u32 << fine) as f32;
+                    let from_x = space.quantize(b.min_x[i] - 2.0 * width);
+                    let rows = space.row(fine, b.min_y[i] - 0.5 * width)
+                        ..=space.row(fine, b.max_y[i] + 0.5 * width);
                     let starts = &self.starts[fine as usize];
                     for r in rows {
                         let strip = starts[r as usize]..starts[r as usize + 1];
@@ -490,6 +680,75 @@ fn radix_sort(keys: &mut Vec<u64>, spare: &mut Vec<u64>, bits: core::ops::Range<
     }
 }
 
+/// Sorts `keys` on two threads by their bits from `shift` up (at most 14
+/// of them), then within each bucket of equal such bits by `finish`: each
+/// half of the keys is split by the bits into a buffer of its own, the
+/// buckets are cut where their sizes come closest to half the keys, and
+/// each thread gathers its buckets from both halves (the first half's
+/// first, so that equal keys keep their order) into its part of `spare`.
+/// It then calls `finish` for each bucket with the bucket's keys and as
+/// much scratch from its part of `keys`; `finish` orders the bucket and
+/// returns `true` when it left the result in the bucket, `false` when in
+/// the scratch.
+fn par_sort(
+    keys: &mut [u64],
+    spare: &mut Vec<u64>,
+    shift: u32,
+    finish: impl Fn(&mut [u64], &mut [u64]) -> bool + Sync,
+) {
+    let (n, buckets) = (keys.len(), 1usize << (64 - shift));
+    let bucket = |k: u64| (k >> shift) as usize;
+    let split = |half: &[u64]| {
+        let mut start = vec![0usize; buckets + 1];
+        for &k in half {
+            start[bucket(k) + 1] += 1;
+        }
+        for b in 1..=buckets {
+            start[b] += start[b - 1];
+        }
+        let (mut at, mut out) = (start.clone(), vec![0u64; half.len()]);
+        for &k in half {
+            let b = bucket(k);
+            out[at[b]] = k;
+            at[b] += 1;
+        }
+        (start, out)
+    };
+    let (h0, h1) = keys.split_at(n / 2);
+    let [(s0, o0), (s1, o1)] = std::thread::scope(|s| {
+        let other = s.spawn(|| split(h1));
+        [split(h0), other.join().expect("the other half")]
+    });
+    let start: Vec<usize> = (0..=buckets).map(|b| s0[b] + s1[b]).collect();
+    let cut = (0..=buckets)
+        .min_by_key(|&b| start[b].abs_diff(n / 2))
+        .expect("buckets");
+    spare.resize(n, 0);
+    let (p0, p1) = spare.split_at_mut(start[cut]);
+    let (q0, q1) = keys.split_at_mut(start[cut]);
+    let (halves, finish) = ([(&s0, &o0), (&s1, &o1)], &finish);
+    let work = |part: &mut [u64], scratch: &mut [u64], range: core::ops::Range<usize>| {
+        let mut w = 0;
+        for b in range {
+            let from = w;
+            for (start, out) in halves {
+                let run = &out[start[b]..start[b + 1]];
+                part[w..w + run.len()].copy_from_slice(run);
+                w += run.len();
+            }
+            // Leave the result in `scratch`, the caller's `keys`.
+            let (bucket, room) = (&mut part[from..w], &mut scratch[from..w]);
+            if finish(bucket, room) {
+                room.copy_from_slice(bucket);
+            }
+        }
+    };
+    std::thread::scope(|s| {
+        s.spawn(|| work(p1, q1, cut..buckets));
+        work(p0, q0, 0..cut);
+    });
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let layout = match args.first().map(String::as_str) {
@@ -516,10 +775,13 @@ fn main() -> ExitCode {
     tree.insert_many(scene.boxes.iter().map(|&b| (Aabb::from(b), ())));
     let mut grid = Grid::new(n);
     let mut strips = Strips::new(n);
-    let mut spare = Vec::new();
+    let mut two = Strips::new(n);
+    let mut peer = Peer::new();
+    let (mut spare, mut fresh) = (Vec::new(), Vec::new());
     let (mut parts, mut scan, mut rebuild, mut walk) = (vec![], vec![], vec![], vec![]);
-    let (mut strip_parts, mut sweep) = (vec![], vec![]);
-    let (mut found, mut swept, mut expected) = (0, 0, 0);
+    let (mut strip_parts, mut sweep, mut two_parts, mut two_sweep) =
+        (vec![], vec![], vec![], vec![]);
+    let (mut found, mut swept, mut swept2, mut expected) = (0, 0, 0, 0);
     for _ in 0..runs {
         parts.push(grid.build(&scene, &mut spare));
         let t = Instant::now();
@@ -529,6 +791,10 @@ fn main() -> ExitCode {
         let t = Instant::now();
         swept = strips.pairs();
         sweep.push(t.elapsed().as_secs_f64() * 1e3);
+        two_parts.push(two.par_build(&scene, &mut spare));
+        let t = Instant::now();
+        swept2 = two.par_pairs();
+        two_sweep.push(t.elapsed().as_secs_f64() * 1e3);
         let t = Instant::now();
         tree.rebuild();
         rebuild.push(t.elapsed().as_secs_f64() * 1e3);
@@ -537,6 +803,7 @@ fn main() -> ExitCode {
         tree.for_each_pair(|_, _| count += 1);
         walk.push(t.elapsed().as_secs_f64() * 1e3);
         expected = count;
+        peer.time(&scene.boxes);
     }
     println!(
         "{} n={n}, {} × {} cells, medians of {runs}:",
@@ -545,27 +812,42 @@ fn main() -> ExitCode {
         1u32 << grid.level
     );
     print_parts("cells", "build", &parts, median(scan), found);
-    print_parts("strips", "build", &strip_parts, median(sweep), swept);
-    println!(
-        "  quadrat: rebuild {:.2} ms; for_each_pair {:.2} ms ({expected})",
-        median(rebuild),
-        median(walk)
+    let (sweep, two_sweep) = (median(sweep), median(two_sweep));
+    print_parts("strips", "build", &strip_parts, sweep, swept);
+    print_parts("strips×2", "build", &two_parts, two_sweep, swept2);
+    let (rebuild, walk) = (median(rebuild), median(walk));
+    println!("  quadrat: rebuild {rebuild:.2} ms; for_each_pair {walk:.2} ms ({expected})");
+    let sum = |parts: &[[f64; 3]], pairs: f64| {
+        median(parts.iter().map(|p| p.iter().sum()).collect()) + pairs
+    };
+    peer.report(
+        "build + pairs",
+        &[
+            ("quadrat", rebuild + walk),
+            ("strips", sum(&strip_parts, sweep)),
+            ("strips×2", sum(&two_parts, two_sweep)),
+        ],
     );
-    if found != expected || swept != expected {
+    if found != expected || swept != expected || swept2 != expected || !peer.agrees(expected) {
         eprintln!(
-            "grid_floor: the cells found {found} pairs and the strips {swept}, where quadrat found {expected}"
+            "grid_floor: the cells found {found} pairs, the strips {swept} and {swept2} on two threads{}, where quadrat found {expected}",
+            peer.found()
         );
         return ExitCode::FAILURE;
     }
     // Drift frames: every box steps up to a quarter of its size, then the
-    // strips are refreshed from their last order and swept, and the tree
-    // moves its items with `update_all` and walks its pairs.
+    // strips are refreshed from their last order and swept (on one thread
+    // and on two), the tree moves its items with `update_all` and walks its
+    // pairs, and the peer is rebuilt and finds its pairs.
     let mut tree = QuadTree::new(Aabb::from(scene.world));
     tree.insert_many(scene.boxes.iter().map(|&b| Aabb::from(b)).zip(0u32..));
     strips.build(&scene, &mut spare);
+    two.par_build(&scene, &mut spare);
+    let mut peer = Peer::new();
     let mut frames = Frames::new(&scene, Motion::Drift, 11);
     let (mut refresh, mut sweep, mut update, mut walk) = (vec![], vec![], vec![], vec![]);
-    let mut counts = (0, 0);
+    let (mut two_refresh, mut two_sweep) = (vec![], vec![]);
+    let mut counts = (0, 0, 0);
     for _ in 0..runs {
         frames.advance();
         let boxes = &frames.boxes;
@@ -573,6 +855,10 @@ fn main() -> ExitCode {
         let t = Instant::now();
         let swept = strips.pairs();
         sweep.push(t.elapsed().as_secs_f64() * 1e3);
+        two_refresh.push(two.par_refresh(boxes, &mut fresh, &mut spare));
+        let t = Instant::now();
+        let swept2 = two.par_pairs();
+        two_sweep.push(t.elapsed().as_secs_f64() * 1e3);
         let t = Instant::now();
         tree.update_all(|_, &i, _| Aabb::from(boxes[i as usize]));
         update.push(t.elapsed().as_secs_f64() * 1e3);
@@ -580,27 +866,105 @@ fn main() -> ExitCode {
         let mut count = 0u64;
         tree.for_each_pair(|_, _| count += 1);
         walk.push(t.elapsed().as_secs_f64() * 1e3);
-        counts = (swept, count);
-        if swept != count {
+        peer.time(boxes);
+        counts = (swept, swept2, count);
+        if swept != count || swept2 != count || !peer.agrees(count) {
             break;
         }
     }
     println!("  a drift frame, medians of {runs}:");
-    print_parts("strips", "refresh", &refresh, median(sweep), counts.0);
+    let (sweep, two_sweep) = (median(sweep), median(two_sweep));
+    print_parts("strips", "refresh", &refresh, sweep, counts.0);
+    print_parts("strips×2", "refresh", &two_refresh, two_sweep, counts.1);
+    let (update, walk) = (median(update), median(walk));
     println!(
-        "  quadrat: update_all {:.2} ms; for_each_pair {:.2} ms ({})",
-        median(update),
-        median(walk),
-        counts.1
+        "  quadrat: update_all {update:.2} ms; for_each_pair {walk:.2} ms ({})",
+        counts.2
     );
-    if counts.0 == counts.1 {
+    peer.report(
+        "a frame",
+        &[
+            ("quadrat", update + walk),
+            ("strips", sum(&refresh, sweep)),
+            ("strips×2", sum(&two_refresh, two_sweep)),
+        ],
+    );
+    if counts.0 == counts.2 && counts.1 == counts.2 && peer.agrees(counts.2) {
         ExitCode::SUCCESS
     } else {
         eprintln!(
-            "grid_floor: after a drift frame, the strips found {} pairs where quadrat found {}",
-            counts.0, counts.1
+            "grid_floor: after a drift frame, the strips found {} pairs and {} on two threads{}, where quadrat found {}",
+            counts.0,
+            counts.1,
+            peer.found(),
+            counts.2
         );
         ExitCode::FAILURE
+    }
+}
+
+/// broccoli, the fastest peer in the benchmark's build + pairs, timed on
+/// the same boxes as the others: its tree built from scratch over the boxes
+/// (the scenes have none of zero width or height, which its closed pair
+/// search would need grown), then its pairs counted, as the others count
+/// theirs. Without the `peers` feature, it times nothing and agrees with
+/// any count.
+struct Peer {
+    times: Vec<f64>,
+    found: Option<u64>,
+}
+
+impl Peer {
+    fn new() -> Peer {
+        Peer {
+            times: vec![],
+            found: None,
+        }
+    }
+
+    /// Times one build and pair count over `boxes`.
+    #[cfg(feature = "peers")]
+    fn time(&mut self, boxes: &[[f32; 4]]) {
+        let t = Instant::now();
+        let mut elems: Vec<_> = boxes
+            .iter()
+            .map(|b| (broccoli::rect(b[0], b[2], b[1], b[3]), ()))
+            .collect();
+        let mut tree = broccoli::Tree::new(&mut elems);
+        let mut count = 0u64;
+        tree.find_colliding_pairs(|_, _| count += 1);
+        self.times.push(t.elapsed().as_secs_f64() * 1e3);
+        self.found = Some(count);
+    }
+
+    #[cfg(not(feature = "peers"))]
+    fn time(&mut self, _: &[[f32; 4]]) {}
+
+    /// `true` unless the peer ran and found another number of pairs.
+    fn agrees(&self, pairs: u64) -> bool {
+        self.found.is_none_or(|f| f == pairs)
+    }
+
+    /// What the peer found, for a message.
+    fn found(&self) -> String {
+        self.found
+            .map_or(String::new(), |f| format!(" and broccoli {f}"))
+    }
+
+    /// Prints the peer's median and each of `others` over it.
+    fn report(&self, what: &str, others: &[(&str, f64)]) {
+        if self.times.is_empty() {
+            return;
+        }
+        let peer = median(self.times.clone());
+        let ratios: Vec<String> = others
+            .iter()
+            .map(|(name, t)| format!("{name} {:.2}", t / peer))
+            .collect();
+        println!(
+            "  broccoli: {what} {peer:.2} ms; over it: {}",
+            ratios.join(", ")
+        );
     }
 }
 
