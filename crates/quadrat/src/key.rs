@@ -231,6 +231,30 @@ impl<T> Slab<T> {
         value
     }
 
+    /// Undoes the [`insert`](Slab::insert) that filled slot `idx`, whose
+    /// key was never handed out, returning its value: the slot keeps its
+    /// generation and goes back to the head of the free list, or off the
+    /// end of the slab when that insert added it (slots from `first_new`
+    /// on). Undoing a run of inserts in reverse order leaves the slab as it
+    /// was before them, so the keys handed out afterwards are the same.
+    pub(crate) fn take_back(&mut self, idx: usize, first_new: usize) -> T {
+        let value = self.slots[idx].value.take().expect("occupied slot");
+        self.len -= 1;
+        if idx >= first_new {
+            assert_eq!(
+                idx + 1,
+                self.slots.len(),
+                "quadrat: slots taken back out of order"
+            );
+            self.slots.pop();
+            self.places.pop();
+        } else {
+            self.places[idx].node = self.free_head;
+            self.free_head = idx as u32;
+        }
+        value
+    }
+
     /// Moves a vacated slot to its next generation. Returns `false` and
     /// retires the slot for good when the generation would come round to the
     /// first one again, so that no stale key can ever match.

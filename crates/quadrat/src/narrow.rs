@@ -272,14 +272,11 @@ fn core_contact(a: &Core, b: &Core, reach: f32) -> Option<CoreContact> {
 pub(crate) fn point_contact(p: Vec2, b: &Core) -> CoreContact {
     let apart = |q: Vec2| {
         let d = q - p;
-        (d.x != 0.0 || d.y != 0.0).then(|| {
-            let sep = length(d);
-            CoreContact {
-                sep,
-                normal: div(d, sep),
-                qa: p,
-                qb: q,
-            }
+        (d.x != 0.0 || d.y != 0.0).then(|| CoreContact {
+            sep: length(d),
+            normal: unit(d),
+            qa: p,
+            qb: q,
         })
     };
     let (pen, normal) = match b {
@@ -432,10 +429,17 @@ fn segment_box_point(s: &Segment, b: &Aabb) -> Vec2 {
 /// when they are (nearly) collinear.
 fn segment_segment_point(a: &Segment, b: &Segment) -> Vec2 {
     let d = b.c - a.c;
-    let den = cross(a.dir, b.dir);
+    // In `f64`, where the products of these coordinates cannot underflow:
+    // in `f32`, a direction with a subnormal coordinate gave a subnormal
+    // denominator over a numerator rounded to 0, and a "crossing" at the
+    // segments' centres, which can lie far from both.
+    let wide = |v: Vec2| (f64::from(v.x), f64::from(v.y));
+    let cross = |(ax, ay): (f64, f64), (bx, by): (f64, f64)| ax * by - ay * bx;
+    let (ad, bd, dd) = (wide(a.dir), wide(b.dir), wide(d));
+    let den = cross(ad, bd);
     if den != 0.0 {
-        let s = cross(d, b.dir) / den;
-        let t = cross(d, a.dir) / den;
+        let s = (cross(dd, bd) / den) as f32;
+        let t = (cross(dd, ad) / den) as f32;
         let slack = 1.0 + 1e-3;
         if s.abs() <= a.len * slack && t.abs() <= b.len * slack {
             return mid(a.at(s), b.at(t));
@@ -503,11 +507,15 @@ pub(crate) fn canonical(v: Vec2) -> Vec2 {
 /// `v` scaled to unit length; `v` must be finite and not zero.
 #[inline]
 pub(crate) fn unit(v: Vec2) -> Vec2 {
-    let l = length(v);
-    if l.is_finite() {
-        div(v, l)
+    let sq = v.length_squared();
+    if sq.is_normal() && sq < f32::MAX {
+        div(v, sq.sqrt())
     } else {
-        // Scale by the larger coordinate first, so the length fits.
+        // Scale by the larger coordinate first, so that the length is near
+        // 1: where the squares overflow, and where they underflow, since
+        // the length of a vector of subnormal coordinates keeps few bits
+        // (that of (1e-45, 1e-45) rounds to 1e-45, and dividing by it gives
+        // (1, 1)).
         let s = v.x.abs().max(v.y.abs());
         let w = div(v, s);
         div(w, w.length_squared().sqrt())

@@ -299,10 +299,10 @@ impl Shape {
         let mut skip = 0.0f64;
         let mut o = o;
         if size > 0.0 {
-            let cast = crate::geom::RayCast::new(&Ray::new(o, u), f32::INFINITY)?;
+            let cast = crate::geom::RayCast::new(&ray, f32::INFINITY)?;
             let t = cast.enter(&bounds)?;
             if t > 64.0 * f64::from(size) {
-                (skip, o) = closer_origin(o, u, &bounds, t, size);
+                (skip, o) = closer_origin(&ray, &bounds, t, size)?;
             }
         }
         let (core, radius) = narrow::core(self, pos);
@@ -412,31 +412,57 @@ fn check(fields: &[(&'static str, f32)], sizes: usize) -> Result<(), Error> {
     Ok(())
 }
 
-/// A point of the ray `o + t u` (`u` unit) shortly before it enters
-/// `bounds` at `t` (more than 64 `size`s away), and its distance along the
-/// ray, for the `f32` tests to start from; `(0, o)` when none is found.
+/// A point of `ray` shortly before it enters `bounds` at distance `t`
+/// (more than 64 `size`s away), and its distance from the origin, for the
+/// `f32` tests to start from; `None` when the ray passes by the box.
 ///
-/// The entry distance and the point are computed in `f64` from coordinates
-/// as large as the origin's: from 10¹⁷ away, each rounds by up to about a
-/// hundred units along the ray, so a point taken at the entry itself could
-/// lie past a small shape, and the ray would miss it. The point is taken 32
-/// sizes before the entry, then twice as far back until the ray from it,
-/// as rounded to `f32`, still enters the box ahead of it.
-fn closer_origin(o: Vec2, u: Vec2, bounds: &Aabb, t: f64, size: f32) -> (f64, Vec2) {
-    let at = |o: f32, u: f32, s: f64| (f64::from(o) + f64::from(u) * s) as f32;
-    let mut back = 32.0 * f64::from(size);
-    while back < t {
-        let s = t - back;
-        let p = Vec2::new(at(o.x, u.x, s), at(o.y, u.y, s));
-        let ahead = crate::geom::RayCast::new(&Ray::new(p, u), f32::INFINITY)
+/// The point is computed in `f64` on the ray as given, not along its
+/// direction rounded to a unit vector in `f32`: that rounding, a few parts
+/// in 10⁸, would tilt the ray by about a unit from 10⁸ away, enough to miss
+/// a shape it crosses or to hit one it passes. Nor may the products round
+/// in proportion to the origin's distance (about a hundred units at 10¹⁷):
+/// the multiple of the direction is split into its top 29 significant bits
+/// and the rest, each of whose products with a coordinate of the direction
+/// (24 bits) is exact. Each sum then rounds in proportion to its result,
+/// at most the point's coordinates plus 2⁻²⁹ of the origin's distance, so
+/// that from 10¹⁸ away the point is within a millionth of a unit of the ray
+/// before it is rounded to `f32`.
+///
+/// The point is taken 32 sizes before the entry, then twice as far back
+/// until the ray from it, as rounded to `f32`, still enters the box ahead
+/// of it, and within 4 times that distance: `t` itself, computed from the
+/// far origin, may lie past the entry by its rounding, a few parts in 10¹⁶
+/// of `t`, and a point much farther from the box than it was meant to be
+/// comes of a `t` rounded by more than that distance. But no farther back than
+/// that rounding needs (2⁻⁴⁰ of `t`), nor than 2¹⁶ sizes, beyond which the
+/// point's own rounding to `f32` could put the ray in the box. When no such
+/// point sees the box ahead, the ray passes by it, though the test from the
+/// far origin, rounded as much across the ray, said it entered (by up to
+/// 9 units from 10¹⁸ away). Only from at most 2¹⁶ sizes away, where the
+/// `f32` tests round by less than 2⁻⁸ of the size, do they start from the
+/// origin instead (as they do from 64 sizes or less).
+fn closer_origin(ray: &Ray, bounds: &Aabb, t: f64, size: f32) -> Option<(f64, Vec2)> {
+    let (o, d) = (ray.origin, ray.direction);
+    let (dx, dy) = (f64::from(d.x), f64::from(d.y));
+    let len = (dx * dx + dy * dy).sqrt();
+    let size = f64::from(size);
+    let limit = (64.0 * size + (t * 2f64.powi(-40)).min(65536.0 * size)).min(t);
+    let mut back = 32.0 * size;
+    while back < limit {
+        let k = (t - back) / len;
+        let hi = f64::from_bits(k.to_bits() & !((1 << 24) - 1));
+        let lo = k - hi;
+        let at = |o: f32, d: f64| (f64::from(o) + hi * d + lo * d) as f32;
+        let p = Vec2::new(at(o.x, dx), at(o.y, dy));
+        let ahead = crate::geom::RayCast::new(&Ray::new(p, d), f32::INFINITY)
             .and_then(|cast| cast.enter(bounds))
-            .is_some_and(|e| e > 0.0);
+            .is_some_and(|e| e > 0.0 && e <= 4.0 * back);
         if ahead {
-            return (s, p);
+            return Some((k * len, p));
         }
         back *= 2.0;
     }
-    (0.0, o)
+    (t <= 65536.0 * size).then_some((0.0, o))
 }
 
 /// The entry of the ray `o + t u` (`u` unit, `o` outside) into the disc.
@@ -449,8 +475,11 @@ fn ray_disc(o: Vec2, u: Vec2, c: Vec2, r: f32) -> Option<RayHit> {
     }
     let half_chord = ((r - off) * (r + off)).sqrt();
     let dist = (closest - half_chord).max(0.0);
+    // A disc of radius 0 (a point, a capsule's end) has no outward
+    // normal: it faces the ray, as the docs say, rather than along
+    // whatever rounding leaves of `m + u * dist`.
     let n = m + u * dist;
-    let normal = if n.x != 0.0 || n.y != 0.0 {
+    let normal = if r > 0.0 && (n.x != 0.0 || n.y != 0.0) {
         narrow::unit(n)
     } else {
         -u

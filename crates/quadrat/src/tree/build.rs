@@ -102,6 +102,7 @@ impl<T> QuadTree<T> {
             // takes back what this call added (see `Batch`).
             let mut batch = Batch {
                 taken: Taken::Entries(self.entries.len()),
+                first_new: first,
                 tree: self,
                 armed: true,
             };
@@ -168,6 +169,7 @@ impl<T> QuadTree<T> {
         // takes back the slots this call filled (see `Batch`).
         let mut batch = Batch {
             taken: Taken::Slots(first),
+            first_new: first,
             tree: self,
             armed: true,
         };
@@ -303,10 +305,14 @@ impl<T> QuadTree<T> {
 /// A bulk insert under way: what it took is in `taken`. Dropped while
 /// armed (an invalid box, or a panic in the caller's iterator), it takes
 /// that back and builds the tree again from the entries it had: the same
-/// tree as before, keys and all.
+/// tree as before, keys and all, down to the keys it hands out next (the
+/// slots go back with the generations they had: no key of them was handed
+/// out).
 struct Batch<'a, T> {
     tree: &'a mut QuadTree<T>,
     taken: Taken,
+    /// The slab's length before the batch: slots from here on are new.
+    first_new: usize,
     /// Cleared once every item is in: nothing to take back then.
     armed: bool,
 }
@@ -333,13 +339,14 @@ impl<T> Drop for Batch<'_, T> {
             Taken::Entries(packed) => {
                 values.reserve(tree.entries.len() - packed);
                 for entry in tree.entries.drain(packed..).rev() {
-                    values.push(tree.slab.remove_at(entry.owner as usize));
+                    let idx = entry.owner as usize;
+                    values.push(tree.slab.take_back(idx, self.first_new));
                 }
             }
             Taken::Slots(first) => {
                 values.reserve(tree.slab.slots.len() - first);
                 for idx in (first..tree.slab.slots.len()).rev() {
-                    values.push(tree.slab.remove_at(idx));
+                    values.push(tree.slab.take_back(idx, self.first_new));
                 }
             }
         }

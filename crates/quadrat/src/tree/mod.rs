@@ -98,7 +98,9 @@ pub(crate) const STACK: usize = 3 * MAX_DEPTH as usize + 8;
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Config {
     /// Split threshold: a leaf splits when more than this many of its items
-    /// would fit into a child. At least 1. Default 32.
+    /// would fit into a child. At least 1, and less than 2³² − 1 (a tree
+    /// holds fewer items than that, so `u32::MAX as usize - 1` never
+    /// splits). Default 32.
     pub max_items: usize,
     /// The deepest level a node may have (the root is level 0). At most
     /// [`MAX_DEPTH`]. Default 16.
@@ -163,12 +165,16 @@ impl Config {
         Config::DEFAULT.par_min_items
     }
 
-    /// Checks the values: `max_items >= 1` and `max_depth <= MAX_DEPTH`.
+    /// Checks the values: `1 <= max_items < 2³² − 1` and
+    /// `max_depth <= MAX_DEPTH`.
     ///
     /// ```
     /// use quadrat::Config;
     /// let err = Config { max_items: 0, ..Config::default() }.validate().unwrap_err();
     /// assert_eq!(err.to_string(), "config.max_items must be at least 1");
+    /// let err = Config { max_items: usize::MAX, ..Config::default() }.validate().unwrap_err();
+    /// assert_eq!(err.to_string(), "config.max_items must be less than 2^32 - 1");
+    /// assert!(Config { max_items: u32::MAX as usize - 1, ..Config::default() }.validate().is_ok());
     /// ```
     pub fn validate(&self) -> Result<(), Error> {
         if self.max_items == 0 {

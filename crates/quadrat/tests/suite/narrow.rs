@@ -1481,3 +1481,314 @@ fn a_ray_passing_beside_a_point_misses_it() {
         "{hit:?}"
     );
 }
+
+/// A ray from far away, in any direction, hits what its line crosses and
+/// misses what it passes, at the distance the `f64` oracle finds to `f32`
+/// rounding. From more than 64 sizes away `Shape::raycast` starts its
+/// `f32` tests near the shape; that point was computed along the ray's
+/// direction rounded to a unit vector in `f32`, which tilts the ray by a
+/// few parts in 10⁸: from 10⁸ away, by about a unit, so a ray through a
+/// circle's centre missed it and one passing beside a capsule hit it. The
+/// rays along an axis of `regressions::far_rays_along_an_axis_hit_what_they_cross`
+/// had no rounding in their direction, and passed.
+#[test]
+fn far_rays_in_any_direction_hit_what_they_cross() {
+    let mut rng = Rng::new(0x5EED_0013);
+    let (mut hits, mut misses) = (0, 0);
+    for i in 0..20_000 {
+        let shape = match i % 3 {
+            0 => circle(rng.range(0.5, 1.5)),
+            1 => rect(rng.range(0.5, 1.5), rng.range(0.5, 1.5)),
+            _ => capsule(rng.range(-1.0, 1.0), rng.range(-1.0, 1.0), 0.5),
+        };
+        let b = body(shape, [rng.range(0.0, 100.0), rng.range(0.0, 100.0)]);
+        let far = [1e3, 1e5, 1e7, 1e9, 1e11, 1e13][rng.below(6) as usize];
+        let theta = f64::from(rng.unit()) * core::f64::consts::TAU;
+        let o = Vec2::new(
+            (f64::from(b.pos.x) + far * theta.cos()) as f32,
+            (f64::from(b.pos.y) + far * theta.sin()) as f32,
+        );
+        let aim = (
+            f64::from(b.pos.x) + f64::from(rng.range(-1.5, 1.5)),
+            f64::from(b.pos.y) + f64::from(rng.range(-1.5, 1.5)),
+        );
+        let d = Vec2::new(
+            (aim.0 - f64::from(o.x)) as f32,
+            (aim.1 - f64::from(o.y)) as f32,
+        );
+        let ray = Ray::new(o, d);
+        let l = len(v(d));
+        let u = (f64::from(d.x) / l, f64::from(d.y) / l);
+        let (want, f_min) = ray_oracle(&b, v(o), u, 2.0 * far);
+        if f_min.abs() < 1e-2 {
+            continue; // within rounding of grazing, at these distances
+        }
+        let hit = b.shape.raycast(b.pos, ray, f32::INFINITY);
+        let ctx = format!("{b:?} {ray:?}: {hit:?}, oracle {want:?} ({f_min})");
+        assert_eq!(hit.is_some(), want.is_some(), "{ctx}");
+        let (Some(hit), Some(want)) = (hit, want) else {
+            misses += 1;
+            continue;
+        };
+        hits += 1;
+        let ulp = f64::from(hit.dist.next_up() - hit.dist);
+        assert!(
+            (f64::from(hit.dist) - want).abs() <= 4.0 * ulp + 1e-3,
+            "{ctx}"
+        );
+        let n = v(hit.normal);
+        assert!((len(n) - 1.0).abs() < 1e-5, "{ctx}: normal not unit");
+        assert!(dot(n, u) <= TOL, "{ctx}: normal faces away from the ray");
+    }
+    assert!(
+        hits > 4_000 && misses > 4_000,
+        "{hits} hits, {misses} misses"
+    );
+}
+
+/// A ray that reaches a shape without area at a point (a point, a circle
+/// of radius 0, a capsule of radius 0 at an end) gets the reversed unit
+/// direction of the ray as its normal, as `Shape::raycast` documents; it
+/// got the rounding left of the vector from the point to the hit, which
+/// often pointed along the ray. The rays here pass exactly through the
+/// point: small whole directions from whole multiples of them away.
+#[test]
+fn rays_reaching_a_point_face_it() {
+    use quadrat::{CollisionWorld, Filter, Layers};
+    let mut rng = Rng::new(0x5EED_0014);
+    let mut hits = 0;
+    for _ in 0..4_000 {
+        let p = Vec2::new(random_coord(&mut rng), random_coord(&mut rng));
+        let d = Vec2::new(rng.below(9) as f32 - 4.0, rng.below(9) as f32 - 4.0);
+        if d.x == 0.0 && d.y == 0.0 {
+            continue;
+        }
+        let o = p - d * (1 + rng.below(6)) as f32;
+        let ray = Ray::new(o, d);
+        let l = len(v(d));
+        let back = Vec2::new((-f64::from(d.x) / l) as f32, (-f64::from(d.y) / l) as f32);
+        for shape in [Shape::Point, circle(0.0)] {
+            let Some(hit) = shape.raycast(p, ray, f32::INFINITY) else {
+                continue;
+            };
+            hits += 1;
+            let ctx = format!("{shape:?} at {p:?}, {ray:?}: {hit:?}");
+            assert!((f64::from(hit.dist) - len(v(p - o))).abs() < 1e-5, "{ctx}");
+            assert!((hit.normal - back).length() < 1e-6, "{ctx}: not {back:?}");
+        }
+    }
+    assert!(hits > 4_000, "{hits}");
+    // A segment (a capsule of radius 0) met end on, along its line.
+    for (h, o, d) in [
+        ([0.3, 0.4], [-3.0, -4.0], [3.0, 4.0]),
+        ([0.3, 0.4], [3.0, 4.0], [-3.0, -4.0]),
+        ([2.0, 0.0], [-5.0, 0.0], [1.0, 0.0]),
+        ([0.0, 2.0], [0.0, 5.0], [0.0, -1.0]),
+        ([1.0, -1.0], [-4.0, 4.0], [1.0, -1.0]),
+    ] {
+        let ray = Ray::new(o, d);
+        let hit = capsule(h[0], h[1], 0.0).raycast([0.0, 0.0], ray, f32::INFINITY);
+        let hit = hit.unwrap_or_else(|| panic!("{h:?} {ray:?}"));
+        let back = -Vec2::from(d) * (1.0 / Vec2::from(d).length());
+        assert!(
+            (hit.normal - back).length() < 1e-6,
+            "{h:?} {ray:?}: {hit:?}"
+        );
+    }
+    // Through the collision world, which casts body by body.
+    let mut world = CollisionWorld::new(Aabb::new([-10.0, -10.0], [10.0, 10.0]));
+    world.add(Shape::Point, [-1.0, -1.5], Filter::ALL, ());
+    let (_, hit) = world
+        .raycast(Ray::new([-5.0, -0.5], [4.0, -1.0]), 100.0, Layers::ALL)
+        .unwrap();
+    let back = Vec2::new(-4.0, 1.0) * (1.0 / 17f32.sqrt());
+    assert!((hit.normal - back).length() < 1e-6, "{hit:?}");
+}
+
+/// Vectors of subnormal coordinates, which are valid directions, half
+/// segments and offsets, are scaled to unit length before their length is
+/// taken: the length of (1e-45, 1e-45), 1.4e-45 × √2, rounds to 1.4e-45,
+/// and dividing by it gave (1, 1), a "unit" vector of length √2. That
+/// tilted rays, put points 0.85 from a capsule's segment outside its
+/// radius of 1, and gave contact normals longer than 1.
+#[test]
+fn subnormal_vectors_keep_unit_directions() {
+    let tiny = f32::from_bits(1);
+    let ball = circle(1.0);
+    for (small, whole) in [
+        ([tiny, tiny], [1.0, 1.0]),
+        ([3.0 * tiny, 4.0 * tiny], [3.0, 4.0]),
+        ([-tiny, 0.0], [-1.0, 0.0]),
+        ([5.0 * tiny, -tiny], [5.0, -1.0]),
+    ] {
+        let cast = |d: [f32; 2]| ball.raycast([0.0, 0.0], Ray::new([-10.0, -10.0], d), 100.0);
+        let (a, b) = (cast(small), cast(whole));
+        match (a, b) {
+            (Some(a), Some(b)) => {
+                assert!(
+                    (a.dist - b.dist).abs() <= 1e-5 * b.dist,
+                    "{small:?}: {a:?} {b:?}"
+                );
+                assert!(
+                    (a.normal - b.normal).length() < 1e-6,
+                    "{small:?}: {a:?} {b:?}"
+                );
+            }
+            (a, b) => assert_eq!(a, b, "{small:?}"),
+        }
+    }
+    // A capsule of a subnormal segment is a circle.
+    let pill = capsule(tiny, tiny, 1.0);
+    assert!(pill.contains_point([0.0, 0.0], [0.6, -0.6]));
+    let d = pill.distance_to_point([0.0, 0.0], [3.0, 4.0]);
+    assert!((d - 4.0).abs() < 1e-6, "{d}");
+    // Centres a subnormal apart: a unit normal.
+    for offset in [[tiny, tiny], [tiny, 0.0], [2.0 * tiny, -3.0 * tiny]] {
+        let c = ball.contact([0.0, 0.0], &ball, offset).unwrap();
+        assert!((c.normal.length() - 1.0).abs() < 1e-6, "{offset:?}: {c:?}");
+        assert!((c.depth - 2.0).abs() < 1e-6, "{offset:?}: {c:?}");
+    }
+    // Two segments of radius 0, one of subnormal length on the other: the
+    // contact point lies on both (it was put at the middle of their
+    // centres, 0.18 from the short one).
+    let a = body(capsule(-0.0, -6e-45, 0.0), [-1.935_440_8, -1e-45]);
+    let b = body(
+        capsule(1e-45, 1.591_528_4, 0.0),
+        [-1.935_440_8, 0.357_650_76],
+    );
+    let c = contact(a, b).unwrap();
+    for s in [a, b] {
+        let gap = s.shape.distance_to_point(s.pos, c.point);
+        assert!(gap < 1e-6, "{c:?}: {gap} from {s:?}");
+    }
+}
+
+/// `a + b` as its rounded sum and the exact error of that rounding.
+fn two_sum(a: f64, b: f64) -> (f64, f64) {
+    let s = a + b;
+    let bb = s - a;
+    (s, (a - (s - bb)) + (b - bb))
+}
+
+/// `a * b` as its rounded product and the exact error of that rounding.
+fn two_product(a: f64, b: f64) -> (f64, f64) {
+    let p = a * b;
+    (p, a.mul_add(b, -p))
+}
+
+/// The distance from the circle's centre `c` to the line of the ray, minus
+/// the radius `r`, and the distance along the ray to its closest approach,
+/// from sums and products without rounding: `c - o` as two terms each, the
+/// cross product with the direction as an exact sum of eight, rounded once.
+fn circle_oracle(c: Vec2, r: f32, ray: Ray) -> (f64, f64) {
+    let (o, d) = (ray.origin, ray.direction);
+    let (mx, ex) = two_sum(f64::from(c.x), -f64::from(o.x));
+    let (my, ey) = two_sum(f64::from(c.y), -f64::from(o.y));
+    let (dx, dy) = (f64::from(d.x), f64::from(d.y));
+    let mut terms = Vec::new();
+    for (a, b, sign) in [(mx, dy, 1.0), (ex, dy, 1.0), (my, dx, -1.0), (ey, dx, -1.0)] {
+        let (p, q) = two_product(a, b);
+        terms.extend([sign * p, sign * q]);
+    }
+    // Sum exactly, as a growing list of terms that do not overlap.
+    let mut parts: Vec<f64> = Vec::new();
+    for t in terms {
+        let mut q = t;
+        let mut next = Vec::new();
+        for &x in &parts {
+            let (s, e) = two_sum(q, x);
+            if e != 0.0 {
+                next.push(e);
+            }
+            q = s;
+        }
+        next.push(q);
+        parts = next;
+    }
+    let cross: f64 = parts.iter().sum();
+    let l = dx.hypot(dy);
+    (
+        cross.abs() / l - f64::from(r),
+        ((mx + ex) * dx + (my + ey) * dy) / l,
+    )
+}
+
+/// From 10¹⁵ away to the end of the `f32` range, a ray never hits a circle
+/// it passes by, and misses one it crosses only within a radius of
+/// grazing, where the `f64` test of the circle's box from that far rounds
+/// by as much (the tree prunes by that test, so the shape's must agree with
+/// it). Checked against an oracle without rounding. From 10¹⁷ away, a ray
+/// passing 8.8 units beside a circle of radius 0.6 hit it, from 10³⁶ one
+/// passing 200 radii beside: the test from the far origin said the ray
+/// entered the box, no point near the box saw it ahead, and the `f32`
+/// tests ran from the origin itself; or a point taken far back before the
+/// box was rounded into line with it.
+#[test]
+fn rays_from_the_ends_of_the_range_never_hit_what_they_pass() {
+    use quadrat::{CollisionWorld, Filter, Layers};
+    let mut rng = Rng::new(0x5EED_0015);
+    let (mut hits, mut misses, mut grazed) = (0, 0, 0);
+    for i in 0..20_000 {
+        let scale = if i % 3 == 2 { 1e6 } else { 1.0 };
+        let c = Vec2::new(
+            rng.range(-100.0, 100.0) * scale,
+            rng.range(-100.0, 100.0) * scale,
+        );
+        let r = rng.range(0.5, 1.5) * scale;
+        let far = [1e15, 1e17, 1e18, 1e22, 1e30, 1e36, 3.3e38][rng.below(7) as usize];
+        let theta = f64::from(rng.unit()) * core::f64::consts::TAU;
+        let o = Vec2::new(
+            (f64::from(c.x) + far * theta.cos()) as f32,
+            (f64::from(c.y) + far * theta.sin()) as f32,
+        );
+        let aim = c + Vec2::new(rng.range(-1.5, 1.5), rng.range(-1.5, 1.5)) * r;
+        let d = Vec2::new(
+            (f64::from(aim.x) - f64::from(o.x)) as f32,
+            (f64::from(aim.y) - f64::from(o.y)) as f32,
+        );
+        if !o.is_finite() || !d.is_finite() || d == Vec2::new(0.0, 0.0) {
+            continue;
+        }
+        let ray = Ray::new(o, d);
+        let (gap, along) = circle_oracle(c, r, ray);
+        let crosses = gap <= 0.0 && along > 0.0;
+        let hit = circle(r).raycast(c, ray, f32::INFINITY);
+        let ctx = format!("circle {r} at {c:?}, {ray:?}: {hit:?}, gap {gap}, along {along}");
+        match hit {
+            Some(hit) => {
+                assert!(crosses, "{ctx}");
+                hits += 1;
+                let want = along - (f64::from(r).powi(2) - (gap + f64::from(r)).powi(2)).sqrt();
+                let ulp = f64::from(hit.dist.next_up() - hit.dist);
+                assert!(
+                    (f64::from(hit.dist) - want).abs() <= 8.0 * ulp + 1e-3 * f64::from(r),
+                    "{ctx}"
+                );
+            }
+            None if crosses => {
+                assert!(-gap < f64::from(r), "{ctx}");
+                grazed += 1;
+            }
+            None => misses += 1,
+        }
+    }
+    // Most rays aimed from that far with an `f32` direction pass far
+    // beside the circle; of those that cross it, about a third graze it.
+    assert!(
+        hits > 150 && misses > 10_000 && grazed < hits,
+        "{hits} {misses} {grazed}"
+    );
+    // The case first seen, through the collision world.
+    let mut world = CollisionWorld::new(Aabb::new([-100.0, -100.0], [100.0, 100.0]));
+    world.add(
+        circle(0.621_015_67),
+        [-42.611_706, -23.466_038],
+        Filter::ALL,
+        (),
+    );
+    let ray = Ray::new(
+        [7.659_994_5e17, 6.428_412e17],
+        [-7.659_994_5e17, -6.428_412e17],
+    );
+    assert_eq!(world.raycast(ray, f32::INFINITY, Layers::ALL), None);
+}
