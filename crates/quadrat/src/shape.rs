@@ -433,14 +433,14 @@ fn check(fields: &[(&'static str, f32)], sizes: usize) -> Result<(), Error> {
 /// of it, and within 4 times that distance: `t` itself, computed from the
 /// far origin, may lie past the entry by its rounding, a few parts in 10¹⁶
 /// of `t`, and a point much farther from the box than it was meant to be
-/// comes of a `t` rounded by more than that distance. But no farther back than
-/// that rounding needs (2⁻⁴⁰ of `t`), nor than 2¹⁶ sizes, beyond which the
-/// point's own rounding to `f32` could put the ray in the box. When no such
-/// point sees the box ahead, the ray passes by it, though the test from the
-/// far origin, rounded as much across the ray, said it entered (by up to
-/// 9 units from 10¹⁸ away). Only from at most 2¹⁶ sizes away, where the
-/// `f32` tests round by less than 2⁻⁸ of the size, do they start from the
-/// origin instead (as they do from 64 sizes or less).
+/// comes of a `t` rounded by more than that distance. But no farther back
+/// than that rounding needs (2⁻⁴⁰ of `t`), nor than 2¹⁶ sizes, beyond which
+/// the point's own rounding to `f32` could put the ray in the box. When no
+/// such point sees the box ahead, the ray passes by it, though the test
+/// from the far origin, rounded as much across the ray, said it entered
+/// (by up to 9 units from 10¹⁸ away). Only from at most 2¹⁶ sizes away,
+/// where the `f32` tests round by less than 2⁻⁸ of the size, do they start
+/// from the origin instead (as they do from 64 sizes or less).
 fn closer_origin(ray: &Ray, bounds: &Aabb, t: f64, size: f32) -> Option<(f64, Vec2)> {
     let (o, d) = (ray.origin, ray.direction);
     let (dx, dy) = (f64::from(d.x), f64::from(d.y));
