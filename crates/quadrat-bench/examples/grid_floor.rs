@@ -290,6 +290,22 @@ impl Space {
         ((x - self.origin[0]) * scale).clamp(0.0, ((1u32 << X_BITS) - 1) as f32) as u32
     }
 
+    /// The keys of `boxes` into `out` (as long), in their order, half on
+    /// each of two threads.
+    fn par_keys(self, boxes: &[[f32; 4]], out: &mut [u64]) {
+        let (first, second) = out.split_at_mut(boxes.len() / 2);
+        let keys = |out: &mut [u64], from: usize| {
+            let part = &boxes[from..from + out.len()];
+            for ((k, b), i) in out.iter_mut().zip(part).zip(from as u32..) {
+                *k = self.key(b, i);
+            }
+        };
+        std::thread::scope(|s| {
+            s.spawn(|| keys(second, boxes.len() / 2));
+            keys(first, 0);
+        });
+    }
+
     /// The key of box `b`, the scene's box `i`.
     fn key(&self, b: &[f32; 4], i: u32) -> u64 {
         let level = self.level_of((b[2] - b[0]).max(b[3] - b[1]));
@@ -391,36 +407,14 @@ impl Strips {
         let space = self.space;
         let n = scene.boxes.len();
         self.keys.resize(n, 0);
-        let (k0, k1) = self.keys.split_at_mut(n / 2);
-        let keys = |out: &mut [u64], first: usize| {
-            let boxes = &scene.boxes[first..first + out.len()];
-            for ((k, b), i) in out.iter_mut().zip(boxes).zip(first as u32..) {
-                *k = space.key(b, i);
-            }
-        };
-        std::thread::scope(|s| {
-            s.spawn(|| keys(k1, n / 2));
-            keys(k0, 0);
-        });
+        space.par_keys(&scene.boxes, &mut self.keys);
         let t1 = Instant::now();
         par_sort(&mut self.keys, spare, 56, |bucket, scratch| {
             // Three passes of 8 bits below the top byte: the result ends in
             // `scratch`.
             let (mut from, mut to) = (bucket, scratch);
             for shift in [32, 40, 48] {
-                let mut count = [0usize; 256];
-                for &k in from.iter() {
-                    count[((k >> shift) & 0xff) as usize] += 1;
-                }
-                let mut sum = 0;
-                for c in &mut count {
-                    (*c, sum) = (sum, sum + *c);
-                }
-                for &k in from.iter() {
-                    let d = ((k >> shift) & 0xff) as usize;
-                    to[count[d]] = k;
-                    count[d] += 1;
-                }
+                radix_pass(from, to, shift);
                 (from, to) = (to, from);
             }
             false
@@ -445,17 +439,7 @@ impl Strips {
         let t0 = Instant::now();
         let (space, n) = (self.space, boxes.len());
         fresh.resize(n, 0);
-        let (f0, f1) = fresh.split_at_mut(n / 2);
-        let keys = |out: &mut [u64], first: usize| {
-            let part = &boxes[first..first + out.len()];
-            for ((k, b), i) in out.iter_mut().zip(part).zip(first as u32..) {
-                *k = space.key(b, i);
-            }
-        };
-        std::thread::scope(|s| {
-            s.spawn(|| keys(f1, n / 2));
-            keys(f0, 0);
-        });
+        space.par_keys(boxes, fresh);
         let fresh = &*fresh;
         let (k0, k1) = self.keys.split_at_mut(n / 2);
         let renew = |part: &mut [u64]| {
@@ -663,20 +647,26 @@ impl Strips {
 fn radix_sort(keys: &mut Vec<u64>, spare: &mut Vec<u64>, bits: core::ops::Range<u32>) {
     spare.resize(keys.len(), 0);
     for shift in bits.step_by(8) {
-        let mut count = [0usize; 256];
-        for &k in keys.iter() {
-            count[((k >> shift) & 0xff) as usize] += 1;
-        }
-        let mut sum = 0;
-        for c in &mut count {
-            (*c, sum) = (sum, sum + *c);
-        }
-        for &k in keys.iter() {
-            let d = ((k >> shift) & 0xff) as usize;
-            spare[count[d]] = k;
-            count[d] += 1;
-        }
+        radix_pass(keys, spare, shift);
         core::mem::swap(keys, spare);
+    }
+}
+
+/// One stable pass of a radix sort: `from` into `to` by the 8 bits of each
+/// key from `shift` up.
+fn radix_pass(from: &[u64], to: &mut [u64], shift: u32) {
+    let mut count = [0usize; 256];
+    for &k in from {
+        count[((k >> shift) & 0xff) as usize] += 1;
+    }
+    let mut sum = 0;
+    for c in &mut count {
+        (*c, sum) = (sum, sum + *c);
+    }
+    for &k in from {
+        let d = ((k >> shift) & 0xff) as usize;
+        to[count[d]] = k;
+        count[d] += 1;
     }
 }
 
