@@ -10,8 +10,15 @@
 //! time.
 //!
 //! ```text
-//! cargo run --release -p quadrat-bench --example grid_floor -- [uniform|clustered|mixed] [n] [runs]
+//! cargo run --release -p quadrat-bench --example grid_floor -- [uniform|clustered|mixed] [n] [runs] [count|list]
 //! ```
+//!
+//! With `list`, the strips, quadrat and broccoli hand out their pairs
+//! instead of counting them: each pushes every pair, as the two boxes'
+//! indices in the scene, to a vector kept from run to run, as the
+//! benchmark's build + pairs asks of everyone. The run then fails unless
+//! every list holds the same pairs as quadrat's, each once (the cells,
+//! which only count, are checked by their count).
 //!
 //! - **Cells,** one level: square cells, the smallest power-of-two
 //!   fraction of the world no narrower than the largest box, so every box
@@ -30,6 +37,8 @@
 //!   eight candidates at a time without a branch; each box also searches
 //!   the strips of the finer levels it reaches. After a drift frame, the
 //!   strips are refreshed from their last order instead of sorted anew.
+//!   The keys are sorted by their top byte first, then each bucket by the
+//!   three bytes below it, so that those passes stay in the cache.
 //! - **Strips on two threads** (`strips×2`): the same layout, each part
 //!   split in two. Each thread computes half the keys; the sort splits
 //!   each half by the keys' top bits into a buffer of its own, cuts the
@@ -328,7 +337,7 @@ impl Strips {
         let keys = scene.boxes.iter().zip(0u32..).map(|(b, i)| space.key(b, i));
         self.keys.extend(keys);
         let t1 = Instant::now();
-        radix_sort(&mut self.keys, spare, 32..64);
+        msd_sort(&mut self.keys, spare, 56, below_top_byte);
         let t2 = Instant::now();
         self.gather(&scene.boxes);
         laps([t0, t1, t2, Instant::now()])
@@ -409,16 +418,7 @@ impl Strips {
         self.keys.resize(n, 0);
         space.par_keys(&scene.boxes, &mut self.keys);
         let t1 = Instant::now();
-        par_sort(&mut self.keys, spare, 56, |bucket, scratch| {
-            // Three passes of 8 bits below the top byte: the result ends in
-            // `scratch`.
-            let (mut from, mut to) = (bucket, scratch);
-            for shift in [32, 40, 48] {
-                radix_pass(from, to, shift);
-                (from, to) = (to, from);
-            }
-            false
-        });
+        par_sort(&mut self.keys, spare, 56, below_top_byte);
         let t2 = Instant::now();
         self.par_gather(&scene.boxes);
         laps([t0, t1, t2, Instant::now()])
@@ -493,8 +493,17 @@ impl Strips {
     /// The boxes of `j..end` (in the order of `min.x`) that start no
     /// further right than box `i` ends and intersect it, counted eight at a
     /// time with no branch but the one that stops the sweep.
+    ///
+    /// With `LIST`, each pair found is also pushed to `out` as the two
+    /// boxes' indices in the scene, the smaller first.
     #[inline]
-    fn sweep(&self, i: usize, mut j: usize, end: usize) -> u64 {
+    fn sweep<const LIST: bool>(
+        &self,
+        i: usize,
+        mut j: usize,
+        end: usize,
+        out: &mut Sink<'_>,
+    ) -> u64 {
         const LANES: usize = 8;
         let b = &self.boxes;
         let (reach, x0, x1, y0, y1) = (
@@ -520,16 +529,37 @@ impl Strips {
                 count += u32::from(hit);
             }
             found += u64::from(count);
+            // Listing: most blocks hold no pair, so the block is tested
+            // again, one box at a time, only when it holds one.
+            if LIST && count > 0 {
+                for k in 0..LANES {
+                    if (mx[k] <= x1) & (x0 <= xx[k]) & (my[k] <= y1) & (y0 <= xy[k]) {
+                        self.push(out, i, j + k);
+                    }
+                }
+            }
             if sx[LANES - 1] > reach {
                 return found;
             }
             j += LANES;
         }
         while j < end && self.start_x[j] <= reach {
-            found += b.hits(i, j);
+            let hit = b.hits(i, j);
+            if LIST && hit == 1 {
+                self.push(out, i, j);
+            }
+            found += hit;
             j += 1;
         }
         found
+    }
+
+    /// Pushes the pair of the boxes at `i` and `j` to `out`, as their
+    /// indices in the scene, the smaller first.
+    #[inline]
+    fn push(&self, out: &mut Sink<'_>, i: usize, j: usize) {
+        let (a, b) = (self.keys[i] as u32, self.keys[j] as u32);
+        out.push((a.min(b), a.max(b)));
     }
 
     /// The number of intersecting pairs (closed boxes).
@@ -545,7 +575,7 @@ impl Strips {
     /// box, which searches every strip of the finer level whose boxes can
     /// reach it.
     fn pairs(&self) -> u64 {
-        self.pairs_in(0, 1)
+        self.pairs_in::<false>(0, 1, &mut Sink::direct(Vec::new()))
     }
 
     /// [`pairs`](Strips::pairs) on two threads, each taking half the boxes
@@ -553,15 +583,39 @@ impl Strips {
     /// levels.
     fn par_pairs(&self) -> u64 {
         std::thread::scope(|s| {
-            let other = s.spawn(|| self.pairs_in(1, 2));
-            self.pairs_in(0, 2) + other.join().expect("the other half")
+            let other = s.spawn(|| self.pairs_in::<false>(1, 2, &mut Sink::direct(Vec::new())));
+            self.pairs_in::<false>(0, 2, &mut Sink::direct(Vec::new()))
+                + other.join().expect("the other half")
+        })
+    }
+
+    /// Every pair into `out` (cleared first), as [`Strips::push`] writes
+    /// them; returns how many.
+    fn list(&self, out: &mut Vec<(u32, u32)>) -> u64 {
+        out.clear();
+        let mut sink = Sink::direct(core::mem::take(out));
+        let found = self.pairs_in::<true>(0, 1, &mut sink);
+        *out = core::mem::take(&mut sink.buf);
+        found
+    }
+
+    /// [`list`](Strips::list) on two threads: each gathers its pairs in a
+    /// buffer of [`Sink::BUFFER`] and appends them to `out` under a lock
+    /// whenever it fills, as quadrat's `par_map_pairs_into` does.
+    fn par_list(&self, out: &mut Vec<(u32, u32)>) -> u64 {
+        out.clear();
+        let shared = std::sync::Mutex::new(out);
+        std::thread::scope(|s| {
+            let other = s.spawn(|| self.pairs_in::<true>(1, 2, &mut Sink::shared(&shared)));
+            self.pairs_in::<true>(0, 2, &mut Sink::shared(&shared))
+                + other.join().expect("the other half")
         })
     }
 
     /// The pairs found from share `part` of `parts`: at each level, the
     /// strips from the one holding the `part`-th fraction of its boxes, and
     /// of the boxes that search finer levels, the `part`-th fraction.
-    fn pairs_in(&self, part: usize, parts: usize) -> u64 {
+    fn pairs_in<const LIST: bool>(&self, part: usize, parts: usize, out: &mut Sink<'_>) -> u64 {
         let x = &self.start_x;
         let space = self.space;
         let share = |lo: usize, hi: usize, k: usize| lo + (hi - lo) * k / parts;
@@ -584,7 +638,7 @@ impl Strips {
                 let a = starts[s]..starts[s + 1];
                 let b = starts[s + 1]..*starts.get(s + 2).unwrap_or(&starts[s + 1]);
                 for i in a.clone() {
-                    pairs += self.sweep(i, i + 1, a.end);
+                    pairs += self.sweep::<LIST>(i, i + 1, a.end, out);
                 }
                 if b.is_empty() {
                     continue;
@@ -597,14 +651,14 @@ impl Strips {
                     while from < b.end && x[from] < x[i] {
                         from += 1;
                     }
-                    pairs += self.sweep(i, from, b.end);
+                    pairs += self.sweep::<LIST>(i, from, b.end, out);
                 }
                 let mut from = a.start;
                 for i in b {
                     while from < a.end && x[from] <= x[i] {
                         from += 1;
                     }
-                    pairs += self.sweep(i, from, a.end);
+                    pairs += self.sweep::<LIST>(i, from, a.end, out);
                 }
             }
         }
@@ -633,12 +687,62 @@ impl Strips {
                         let strip = starts[r as usize]..starts[r as usize + 1];
                         let j = strip.start
                             + self.start_x[strip.clone()].partition_point(|&x| x < from_x);
-                        pairs += self.sweep(i, j, strip.end);
+                        pairs += self.sweep::<LIST>(i, j, strip.end, out);
                     }
                 }
             }
         }
         pairs
+    }
+}
+
+/// Where a pair scan that lists its pairs puts them: straight into the
+/// caller's vector on one thread; on two, into a buffer of its own that is
+/// appended to the shared vector under its lock whenever it fills, and
+/// when the sink is dropped.
+struct Sink<'a> {
+    buf: Vec<(u32, u32)>,
+    to: Option<&'a std::sync::Mutex<&'a mut Vec<(u32, u32)>>>,
+}
+
+impl<'a> Sink<'a> {
+    /// The pairs a thread gathers before it takes the lock.
+    const BUFFER: usize = 4096;
+
+    /// A sink that pushes to `out`, taken by value and given back as `buf`.
+    fn direct(out: Vec<(u32, u32)>) -> Sink<'a> {
+        Sink { buf: out, to: None }
+    }
+
+    /// A sink that appends to `to`, [`Sink::BUFFER`] pairs at a time.
+    fn shared(to: &'a std::sync::Mutex<&'a mut Vec<(u32, u32)>>) -> Sink<'a> {
+        Sink {
+            buf: Vec::with_capacity(Self::BUFFER),
+            to: Some(to),
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, pair: (u32, u32)) {
+        self.buf.push(pair);
+        if self.buf.len() == Self::BUFFER && self.to.is_some() {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        if let Some(to) = self.to {
+            to.lock()
+                .expect("no panic holds the lock")
+                .extend_from_slice(&self.buf);
+            self.buf.clear();
+        }
+    }
+}
+
+impl Drop for Sink<'_> {
+    fn drop(&mut self) {
+        self.flush();
     }
 }
 
@@ -650,6 +754,54 @@ fn radix_sort(keys: &mut Vec<u64>, spare: &mut Vec<u64>, bits: core::ops::Range<
         radix_pass(keys, spare, shift);
         core::mem::swap(keys, spare);
     }
+}
+
+/// Sorts `keys` by their bits from `shift` up (at most 14 of them), then
+/// within each bucket of equal such bits by `finish`, on one thread: the
+/// keys are split by those bits into `spare` (a stable counting pass), and
+/// each bucket is finished in place with as much scratch from `keys`, so
+/// that its later passes stay within a bucket small enough for the cache.
+/// `finish` returns as for [`par_sort`].
+fn msd_sort(
+    keys: &mut [u64],
+    spare: &mut Vec<u64>,
+    shift: u32,
+    finish: impl Fn(&mut [u64], &mut [u64]) -> bool,
+) {
+    let buckets = 1usize << (64 - shift);
+    let mut start = vec![0usize; buckets + 1];
+    for &k in keys.iter() {
+        start[(k >> shift) as usize + 1] += 1;
+    }
+    for b in 1..=buckets {
+        start[b] += start[b - 1];
+    }
+    spare.resize(keys.len(), 0);
+    let mut at = start.clone();
+    for &k in keys.iter() {
+        let b = (k >> shift) as usize;
+        spare[at[b]] = k;
+        at[b] += 1;
+    }
+    for b in 0..buckets {
+        let range = start[b]..start[b + 1];
+        let (bucket, room) = (&mut spare[range.clone()], &mut keys[range]);
+        if finish(bucket, room) {
+            room.copy_from_slice(bucket);
+        }
+    }
+}
+
+/// Sorts a bucket of keys that share their top byte by the three bytes
+/// below it (bits 32 to 56), one stable pass each: the result ends in
+/// `scratch`, so this returns `false`.
+fn below_top_byte(bucket: &mut [u64], scratch: &mut [u64]) -> bool {
+    let (mut from, mut to) = (bucket, scratch);
+    for shift in [32, 40, 48] {
+        radix_pass(from, to, shift);
+        (from, to) = (to, from);
+    }
+    false
 }
 
 /// One stable pass of a radix sort: `from` into `to` by the 8 bits of each
@@ -759,7 +911,16 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     };
     let runs = runs.max(1);
+    let list = match args.get(3).map(String::as_str) {
+        None | Some("count") => false,
+        Some("list") => true,
+        Some(other) => {
+            eprintln!("grid_floor: unknown output {other:?} (count or list)");
+            return ExitCode::FAILURE;
+        }
+    };
     let scene = Scene::new(layout, n, 7);
+    let mut lists = Lists::default();
 
     let mut tree = QuadTree::new(Aabb::from(scene.world));
     tree.insert_many(scene.boxes.iter().map(|&b| (Aabb::from(b), ())));
@@ -779,21 +940,19 @@ fn main() -> ExitCode {
         scan.push(t.elapsed().as_secs_f64() * 1e3);
         strip_parts.push(strips.build(&scene, &mut spare));
         let t = Instant::now();
-        swept = strips.pairs();
+        swept = lists.strips(&strips, list);
         sweep.push(t.elapsed().as_secs_f64() * 1e3);
         two_parts.push(two.par_build(&scene, &mut spare));
         let t = Instant::now();
-        swept2 = two.par_pairs();
+        swept2 = lists.two(&two, list);
         two_sweep.push(t.elapsed().as_secs_f64() * 1e3);
         let t = Instant::now();
         tree.rebuild();
         rebuild.push(t.elapsed().as_secs_f64() * 1e3);
         let t = Instant::now();
-        let mut count = 0u64;
-        tree.for_each_pair(|_, _| count += 1);
+        expected = lists.tree(&tree, list);
         walk.push(t.elapsed().as_secs_f64() * 1e3);
-        expected = count;
-        peer.time(&scene.boxes);
+        peer.time(&scene.boxes, list.then_some(&mut lists.peer));
     }
     println!(
         "{} n={n}, {} × {} cells, medians of {runs}:",
@@ -818,6 +977,10 @@ fn main() -> ExitCode {
             ("strips×2", sum(&two_parts, two_sweep)),
         ],
     );
+    if let Err(e) = lists.agree(list) {
+        eprintln!("grid_floor: {e}");
+        return ExitCode::FAILURE;
+    }
     if found != expected || swept != expected || swept2 != expected || !peer.agrees(expected) {
         eprintln!(
             "grid_floor: the cells found {found} pairs, the strips {swept} and {swept2} on two threads{}, where quadrat found {expected}",
@@ -843,23 +1006,26 @@ fn main() -> ExitCode {
         let boxes = &frames.boxes;
         refresh.push(strips.refresh(boxes, &mut spare));
         let t = Instant::now();
-        let swept = strips.pairs();
+        let swept = lists.strips(&strips, list);
         sweep.push(t.elapsed().as_secs_f64() * 1e3);
         two_refresh.push(two.par_refresh(boxes, &mut fresh, &mut spare));
         let t = Instant::now();
-        let swept2 = two.par_pairs();
+        let swept2 = lists.two(&two, list);
         two_sweep.push(t.elapsed().as_secs_f64() * 1e3);
         let t = Instant::now();
         tree.update_all(|_, &i, _| Aabb::from(boxes[i as usize]));
         update.push(t.elapsed().as_secs_f64() * 1e3);
         let t = Instant::now();
-        let mut count = 0u64;
-        tree.for_each_pair(|_, _| count += 1);
+        let count = lists.tree(&tree, list);
         walk.push(t.elapsed().as_secs_f64() * 1e3);
-        peer.time(boxes);
+        peer.time(boxes, list.then_some(&mut lists.peer));
         counts = (swept, swept2, count);
         if swept != count || swept2 != count || !peer.agrees(count) {
             break;
+        }
+        if let Err(e) = lists.agree(list) {
+            eprintln!("grid_floor: after a drift frame, {e}");
+            return ExitCode::FAILURE;
         }
     }
     println!("  a drift frame, medians of {runs}:");
@@ -893,6 +1059,94 @@ fn main() -> ExitCode {
     }
 }
 
+/// The pairs each layout found, when they are listed (`list` on the
+/// command line) instead of counted: the strips on one thread and on two,
+/// quadrat and broccoli, each as the boxes' indices in the scene, the
+/// smaller first. The buffers are kept from run to run, as the layouts
+/// keep their arrays.
+#[derive(Default)]
+struct Lists {
+    strips: Vec<(u32, u32)>,
+    two: Vec<(u32, u32)>,
+    tree: Vec<(u32, u32)>,
+    peer: Vec<(u32, u32)>,
+}
+
+impl Lists {
+    /// The strips' pairs on one thread: counted, or listed.
+    fn strips(&mut self, strips: &Strips, list: bool) -> u64 {
+        if list {
+            strips.list(&mut self.strips)
+        } else {
+            strips.pairs()
+        }
+    }
+
+    /// The strips' pairs on two threads: counted, or listed.
+    fn two(&mut self, two: &Strips, list: bool) -> u64 {
+        if list {
+            two.par_list(&mut self.two)
+        } else {
+            two.par_pairs()
+        }
+    }
+
+    /// quadrat's pairs, by `for_each_pair`: counted, or listed by the
+    /// keys' indices (a tree built by one `insert_many` into an empty tree
+    /// hands out index `i` for the `i`-th box).
+    fn tree<T>(&mut self, tree: &QuadTree<T>, list: bool) -> u64 {
+        if list {
+            let out = &mut self.tree;
+            out.clear();
+            tree.for_each_pair(|a, b| {
+                let (i, j) = (a.index(), b.index());
+                out.push((i.min(j), i.max(j)));
+            });
+            out.len() as u64
+        } else {
+            let mut count = 0u64;
+            tree.for_each_pair(|_, _| count += 1);
+            count
+        }
+    }
+
+    /// When listed, checks that every layout found the same pairs as
+    /// quadrat (broccoli too, when it ran), each once: the lists are sorted
+    /// and compared.
+    fn agree(&mut self, list: bool) -> Result<(), String> {
+        if !list {
+            return Ok(());
+        }
+        let mut expected = self.tree.clone();
+        expected.sort_unstable();
+        if let Some(w) = expected.windows(2).find(|w| w[0] == w[1]) {
+            return Err(format!("quadrat listed the pair {:?} twice", w[0]));
+        }
+        let peer = !self.peer.is_empty() || cfg!(feature = "peers");
+        let mut named = vec![
+            ("the strips", &self.strips),
+            ("the strips on two threads", &self.two),
+        ];
+        if peer {
+            named.push(("broccoli", &self.peer));
+        }
+        for (name, found) in named {
+            let mut found = found.clone();
+            found.sort_unstable();
+            if found != expected {
+                let missing = expected.iter().find(|p| found.binary_search(p).is_err());
+                let extra = found.iter().find(|p| expected.binary_search(p).is_err());
+                return Err(format!(
+                    "{name} listed {} pairs where quadrat listed {} (first missing {missing:?}, first extra {extra:?})",
+                    found.len(),
+                    expected.len()
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// broccoli, the fastest peer in the benchmark's build + pairs, timed on
 /// the same boxes as the others: its tree built from scratch over the boxes
 /// (the scenes have none of zero width or height, which its closed pair
@@ -913,22 +1167,35 @@ impl Peer {
     }
 
     /// Times one build and pair count over `boxes`.
+    /// With `out`, the pairs are pushed there instead (cleared first), as
+    /// the boxes' indices, the smaller first.
     #[cfg(feature = "peers")]
-    fn time(&mut self, boxes: &[[f32; 4]]) {
+    fn time(&mut self, boxes: &[[f32; 4]], out: Option<&mut Vec<(u32, u32)>>) {
         let t = Instant::now();
         let mut elems: Vec<_> = boxes
             .iter()
-            .map(|b| (broccoli::rect(b[0], b[2], b[1], b[3]), ()))
+            .zip(0u32..)
+            .map(|(b, i)| (broccoli::rect(b[0], b[2], b[1], b[3]), i))
             .collect();
         let mut tree = broccoli::Tree::new(&mut elems);
-        let mut count = 0u64;
-        tree.find_colliding_pairs(|_, _| count += 1);
+        let count = match out {
+            Some(out) => {
+                out.clear();
+                tree.find_colliding_pairs(|a, b| out.push((a.1.min(b.1), a.1.max(b.1))));
+                out.len() as u64
+            }
+            None => {
+                let mut count = 0u64;
+                tree.find_colliding_pairs(|_, _| count += 1);
+                count
+            }
+        };
         self.times.push(t.elapsed().as_secs_f64() * 1e3);
         self.found = Some(count);
     }
 
     #[cfg(not(feature = "peers"))]
-    fn time(&mut self, _: &[[f32; 4]]) {}
+    fn time(&mut self, _: &[[f32; 4]], _: Option<&mut Vec<(u32, u32)>>) {}
 
     /// `true` unless the peer ran and found another number of pairs.
     fn agrees(&self, pairs: u64) -> bool {
