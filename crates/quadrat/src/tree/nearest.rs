@@ -42,8 +42,9 @@ impl<T> QuadTree<T> {
     /// filter, say). It must never be less than the distance from `p` to the
     /// item's box (by more than a relative 2⁻²⁰, which covers a distance
     /// computed in `f32` rounding a few units in the last place below the
-    /// box's), which is what lets whole subtrees be skipped. Results as for
-    /// [`nearest`](QuadTree::nearest).
+    /// box's), which is what lets whole subtrees be skipped. A NaN distance
+    /// skips the item, and `-0.0` is `0.0` (a tie broken by key). Results
+    /// as for [`nearest`](QuadTree::nearest).
     ///
     /// ```
     /// use quadrat::{Aabb, Circle, QuadTree};
@@ -142,7 +143,9 @@ impl<T> QuadTree<T> {
                             let Some(d) = dist(self.slab.key_at(idx), value, e.aabb) else {
                                 continue;
                             };
-                            d
+                            // `-0.0` is `0.0`, a tie broken by key: the
+                            // packed order would put it first.
+                            d + 0.0
                         }
                     };
                     if d.is_nan() {

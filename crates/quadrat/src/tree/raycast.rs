@@ -32,7 +32,8 @@ impl<T> QuadTree<T> {
     /// is raised to it, so a distance computed in `f32` that rounds a few
     /// units in the last place below the box's is still found, and
     /// `Some(0.0)` means "at the box" (the box's own entry distance, as
-    /// [`raycast`](QuadTree::raycast) reports).
+    /// [`raycast`](QuadTree::raycast) reports). A NaN distance is a miss,
+    /// and `-0.0` is `0.0` (a tie broken by key like any other).
     ///
     /// ```
     /// use quadrat::{Aabb, QuadTree, Ray, Shape, Vec2};
@@ -102,7 +103,7 @@ impl<T> QuadTree<T> {
                             let Some(d) = hit(self.slab.key_at(idx), value, e.aabb) else {
                                 continue;
                             };
-                            d.max(t0)
+                            raised(d, t0)
                         }
                     };
                     if d.is_nan() || d > max_dist {
@@ -195,7 +196,7 @@ impl<T> QuadTree<T> {
                         continue;
                     };
                     if let Some(d) = hit(key, value, e.aabb) {
-                        let d = d.max(t0);
+                        let d = raised(d, t0);
                         if !d.is_nan() && d <= max_dist {
                             out.push((key, d));
                         }
@@ -215,4 +216,13 @@ impl<T> QuadTree<T> {
         out.sort_unstable_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
         out
     }
+}
+
+/// A caller's hit distance `d`, raised to the entry `t0` of the item's box:
+/// NaN stays NaN (a miss, never the entry: `f32::max` would return `t0`),
+/// and a zero is `+0.0`, so that a `-0.0` ties with `0.0` and is broken by
+/// key, as every other tie is.
+#[inline]
+fn raised(d: f32, t0: f32) -> f32 {
+    if d.is_nan() { d } else { d.max(t0) + 0.0 }
 }

@@ -1070,8 +1070,11 @@ impl<T> CollisionWorld<T> {
     /// assert_eq!(world.step().ended, &[(a, b)]);
     /// ```
     pub fn clear(&mut self) {
-        self.tree.clear();
+        // Marked first: a value whose destructor panics interrupts the
+        // tree's `clear` after it has emptied the tree, and the next step
+        // must still know that every body is gone.
         self.all_changed = true;
+        self.tree.clear();
     }
 
     /// Makes room for at least `additional` more bodies, in the broad phase

@@ -735,6 +735,84 @@ fn nearest_and_raycast_bad_input_and_edges() {
     );
 }
 
+/// The `_with` forms take distances from the caller: a NaN is a miss (never
+/// the box's entry, which `f32::max` would give), and `-0.0` is `0.0`, a tie
+/// broken by key like any other, in all three forms alike. Every box holds
+/// the ray's origin and the point, so each item's box distance is 0 and the
+/// answer is the caller's distances sorted, then the keys.
+#[test]
+fn caller_distances_nan_and_negative_zero() {
+    use quadrat::Ray;
+    let mut state = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = move |m: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % m
+    };
+    for round in 0..40 {
+        let mut tree = QuadTree::new(world());
+        let n = [1, 2, 5, 40, 300][round % 5];
+        let mut items = Vec::new();
+        for _ in 0..n {
+            let (l, r) = (next(400) as f32 * 0.1, next(400) as f32 * 0.1);
+            let (d, u) = (next(400) as f32 * 0.1, next(400) as f32 * 0.1);
+            let b = Aabb::new([50.0 - l, 50.0 - d], [50.0 + r, 50.0 + u]);
+            let dist = match next(5) {
+                0 => f32::NAN,
+                1 => -0.0,
+                2 => 0.0,
+                _ => next(8) as f32 * 0.5,
+            };
+            items.push((tree.insert(b, dist), dist));
+        }
+        let mut want: Vec<(Key, f32)> = items
+            .iter()
+            .filter(|(_, d)| !d.is_nan())
+            .map(|&(k, d)| (k, d + 0.0))
+            .collect();
+        want.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+        let ray = Ray::new([50.0, 50.0], [1.0, 0.25]);
+        let dist = |_, &d: &f32, _| Some(d);
+        let all = tree.raycast_all_with(ray, 1000.0, dist);
+        assert_eq!(all, want, "raycast_all_with, round {round}");
+        for (_, d) in &all {
+            assert!(d.is_sign_positive(), "a distance of {d:?}");
+        }
+        assert_eq!(
+            tree.raycast_with(ray, 1000.0, dist),
+            want.first().copied(),
+            "raycast_with, round {round}"
+        );
+        let within: Vec<_> = want.iter().copied().filter(|w| w.1 <= 1.0).collect();
+        assert_eq!(tree.raycast_all_with(ray, 1.0, dist), within);
+        for k in [1, 2, 3, 10, n] {
+            let near = tree.nearest_with([50.0, 50.0], k, dist);
+            assert_eq!(
+                near,
+                want[..k.min(want.len())],
+                "nearest_with k = {k}, round {round}"
+            );
+        }
+    }
+    // The cases as found: a NaN hit test on a box the ray enters at 10.
+    let mut tree = QuadTree::new(world());
+    tree.insert(Aabb::new([10.0, 0.0], [20.0, 10.0]), ());
+    let ray = Ray::new([0.0, 5.0], [1.0, 0.0]);
+    assert_eq!(
+        tree.raycast_with(ray, 100.0, |_, _, _| Some(f32::NAN)),
+        None
+    );
+    assert!(
+        tree.raycast_all_with(ray, 100.0, |_, _, _| Some(f32::NAN))
+            .is_empty()
+    );
+    assert!(
+        tree.nearest_with([0.0, 5.0], 1, |_, _, _| Some(f32::NAN))
+            .is_empty()
+    );
+}
+
 #[test]
 fn update_all_matches_update_for_few_and_many_movers() {
     use quadrat::scenario::{Layout, Rng, Scenario};

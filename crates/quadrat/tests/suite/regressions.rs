@@ -252,6 +252,59 @@ fn a_panicking_destructor_during_clear() {
     tree.validate().unwrap();
 }
 
+/// A body's value whose destructor panics while `CollisionWorld::clear`
+/// drops it still leaves a world that knows every body is gone: the next
+/// step ends the last step's contacts and reports none, and the world's
+/// snapshot reads back. (The world used to learn of the clear only after
+/// the tree's `clear` returned, so its next step carried the contact of two
+/// removed bodies over, forever, and its snapshot was refused.)
+#[test]
+fn a_panicking_destructor_during_a_world_clear() {
+    use quadrat::{CollisionWorld, Filter, Shape};
+    struct Bomb(bool);
+    impl Drop for Bomb {
+        fn drop(&mut self) {
+            if std::mem::replace(&mut self.0, false) && !std::thread::panicking() {
+                panic!("the caller's destructor fails");
+            }
+        }
+    }
+    #[cfg(feature = "serde")]
+    impl serde::Serialize for Bomb {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.serialize_unit()
+        }
+    }
+    for bomb in [0, 1, 7] {
+        let mut world = CollisionWorld::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+        let ball = Shape::Circle { radius: 1.0 };
+        let keys: Vec<Key> = (0..8)
+            .map(|i| {
+                world.add(
+                    ball,
+                    [10.0 + 1.5 * i as f32, 10.0],
+                    Filter::ALL,
+                    Bomb(i == bomb),
+                )
+            })
+            .collect();
+        let before: Vec<_> = world.step().contacts.iter().map(|c| c.keys()).collect();
+        assert_eq!(before.len(), 7);
+        assert!(catch_unwind(AssertUnwindSafe(|| world.clear())).is_err());
+        assert!(world.is_empty() && keys.iter().all(|&k| !world.contains_key(k)));
+        #[cfg(feature = "serde")]
+        {
+            let json = serde_json::to_string(&world).expect("serialize");
+            let copy: CollisionWorld<()> = serde_json::from_str(&json).expect("restore");
+            assert!(copy.is_empty());
+        }
+        let events = world.step();
+        assert!(events.contacts.is_empty(), "bomb {bomb}");
+        assert_eq!(events.ended, before, "bomb {bomb}");
+        assert!(world.step().ended.is_empty());
+    }
+}
+
 /// A closure that panics inside `update_all` and `retain` leaves the tree
 /// valid, with every item still where its box says.
 #[test]
