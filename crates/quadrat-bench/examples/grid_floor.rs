@@ -54,6 +54,9 @@ use quadrat::scenario::Layout;
 use quadrat::{Aabb, QuadTree};
 use quadrat_bench::scene::{Frames, Motion, Scene};
 
+/// The boxes a sweep tests at a time, without a branch.
+const LANES: usize = 8;
+
 /// The finest level of the cells and the strips: 1024 of them to a side.
 const MAX_LEVEL: u32 = 10;
 
@@ -494,9 +497,11 @@ impl Strips {
     /// further right than box `i` ends and intersect it, counted eight at a
     /// time with no branch but the one that stops the sweep.
     ///
-    /// With `LIST`, each pair found is also pushed to `out` as the two
-    /// boxes' indices in the scene, the smaller first.
-    #[inline]
+    /// With `LIST`, each pair found is also written to `out` as the two
+    /// boxes' indices in the scene, the smaller first. Always inlined: as a
+    /// call of its own it ran 1.23× the instructions of the counting scan
+    /// (callgrind, uniform 100k).
+    #[inline(always)]
     fn sweep<const LIST: bool>(
         &self,
         i: usize,
@@ -504,7 +509,6 @@ impl Strips {
         end: usize,
         out: &mut Sink<'_>,
     ) -> u64 {
-        const LANES: usize = 8;
         let b = &self.boxes;
         let (reach, x0, x1, y0, y1) = (
             self.reach[i],
@@ -529,14 +533,22 @@ impl Strips {
                 count += u32::from(hit);
             }
             found += u64::from(count);
-            // Listing: most blocks hold no pair, so the block is tested
-            // again, one box at a time, only when it holds one.
+            // Listing: most blocks hold no pair, so only a block that
+            // holds one is tested again, writing every box's pair to the
+            // sink's room and moving on past those that hit, without a
+            // branch.
             if LIST && count > 0 {
+                let a = self.keys[i] as u32;
+                let ids = &self.keys[j..j + LANES];
+                let room = out.room();
+                let mut w = 0;
                 for k in 0..LANES {
-                    if (mx[k] <= x1) & (x0 <= xx[k]) & (my[k] <= y1) & (y0 <= xy[k]) {
-                        self.push(out, i, j + k);
-                    }
+                    let hit = (mx[k] <= x1) & (x0 <= xx[k]) & (my[k] <= y1) & (y0 <= xy[k]);
+                    let b = ids[k] as u32;
+                    room[w] = (a.min(b), a.max(b));
+                    w += usize::from(hit);
                 }
+                out.advance(w);
             }
             if sx[LANES - 1] > reach {
                 return found;
@@ -559,7 +571,8 @@ impl Strips {
     #[inline]
     fn push(&self, out: &mut Sink<'_>, i: usize, j: usize) {
         let (a, b) = (self.keys[i] as u32, self.keys[j] as u32);
-        out.push((a.min(b), a.max(b)));
+        out.room()[0] = (a.min(b), a.max(b));
+        out.advance(1);
     }
 
     /// The number of intersecting pairs (closed boxes).
@@ -595,6 +608,7 @@ impl Strips {
         out.clear();
         let mut sink = Sink::direct(core::mem::take(out));
         let found = self.pairs_in::<true>(0, 1, &mut sink);
+        sink.buf.truncate(sink.len);
         *out = core::mem::take(&mut sink.buf);
         found
     }
@@ -699,9 +713,12 @@ impl Strips {
 /// Where a pair scan that lists its pairs puts them: straight into the
 /// caller's vector on one thread; on two, into a buffer of its own that is
 /// appended to the shared vector under its lock whenever it fills, and
-/// when the sink is dropped.
+/// when the sink is dropped. The pairs so far are `buf[..len]`; `buf` is
+/// kept at least [`LANES`] longer, so that a block of boxes can write a
+/// pair for each of them and keep those that hit.
 struct Sink<'a> {
     buf: Vec<(u32, u32)>,
+    len: usize,
     to: Option<&'a std::sync::Mutex<&'a mut Vec<(u32, u32)>>>,
 }
 
@@ -711,31 +728,47 @@ impl<'a> Sink<'a> {
 
     /// A sink that pushes to `out`, taken by value and given back as `buf`.
     fn direct(out: Vec<(u32, u32)>) -> Sink<'a> {
-        Sink { buf: out, to: None }
+        Sink {
+            buf: out,
+            len: 0,
+            to: None,
+        }
     }
 
     /// A sink that appends to `to`, [`Sink::BUFFER`] pairs at a time.
     fn shared(to: &'a std::sync::Mutex<&'a mut Vec<(u32, u32)>>) -> Sink<'a> {
         Sink {
-            buf: Vec::with_capacity(Self::BUFFER),
+            buf: vec![(0, 0); Self::BUFFER + LANES],
+            len: 0,
             to: Some(to),
         }
     }
 
+    /// Room for [`LANES`] pairs after the last: a pair written at `k` is
+    /// kept by [`advance`](Sink::advance) past `k`.
     #[inline]
-    fn push(&mut self, pair: (u32, u32)) {
-        self.buf.push(pair);
-        if self.buf.len() == Self::BUFFER && self.to.is_some() {
+    fn room(&mut self) -> &mut [(u32, u32)] {
+        if self.len + LANES > self.buf.len() {
+            let grown = (2 * self.buf.len()).max(Self::BUFFER) + LANES;
+            self.buf.resize(grown, (0, 0));
+        }
+        &mut self.buf[self.len..self.len + LANES]
+    }
+
+    /// Keeps the first `w` pairs written to the room.
+    #[inline]
+    fn advance(&mut self, w: usize) {
+        self.len += w;
+        if self.to.is_some() && self.len >= Self::BUFFER {
             self.flush();
         }
     }
 
     fn flush(&mut self) {
         if let Some(to) = self.to {
-            to.lock()
-                .expect("no panic holds the lock")
-                .extend_from_slice(&self.buf);
-            self.buf.clear();
+            let mut to = to.lock().expect("no panic holds the lock");
+            to.extend_from_slice(&self.buf[..self.len]);
+            self.len = 0;
         }
     }
 }
