@@ -16,9 +16,10 @@
 //! With `list`, the strips, quadrat and broccoli hand out their pairs
 //! instead of counting them: each pushes every pair, as the two boxes'
 //! indices in the scene, to a vector kept from run to run, as the
-//! benchmark's build + pairs asks of everyone. The run then fails unless
-//! every list holds the same pairs as quadrat's, each once (the cells,
-//! which only count, are checked by their count).
+//! benchmark's build + pairs asks of everyone. After every run and every
+//! drift frame, the example fails unless every list holds the same pairs
+//! as quadrat's, each once (the cells, which only count, are checked by
+//! their count).
 //!
 //! - **Cells,** one level: square cells, the smallest power-of-two
 //!   fraction of the world no narrower than the largest box, so every box
@@ -595,13 +596,14 @@ impl Strips {
         })
     }
 
-    /// Every pair into `out` (cleared first), as [`Strips::push`] writes
-    /// them; returns how many.
+    /// Every pair into the first places of `out`, as [`Strips::push`]
+    /// writes them; returns how many. `out` keeps its length from call to
+    /// call (what lies past the pairs is left from before), so that a
+    /// buffer kept from run to run is not filled with zeros again each time
+    /// it grows back.
     fn list(&self, out: &mut Vec<(u32, u32)>) -> u64 {
-        out.clear();
         let mut sink = Sink::direct(core::mem::take(out));
         let found = self.pairs_in::<true>(0, 1, &mut sink);
-        sink.buf.truncate(sink.len);
         *out = core::mem::take(&mut sink.buf);
         found
     }
@@ -1021,6 +1023,10 @@ fn main() -> ExitCode {
         expected = lists.tree(&tree, list);
         walk.push(t.elapsed().as_secs_f64() * 1e3);
         peer.time(&scene.boxes, list.then_some(&mut lists.peer));
+        if let Err(e) = lists.agree(list) {
+            eprintln!("grid_floor: {e}");
+            return ExitCode::FAILURE;
+        }
     }
     println!(
         "{} n={n}, {} × {} cells, medians of {runs}:",
@@ -1045,10 +1051,6 @@ fn main() -> ExitCode {
             ("strips×2", sum(&two_parts, two_sweep)),
         ],
     );
-    if let Err(e) = lists.agree(list) {
-        eprintln!("grid_floor: {e}");
-        return ExitCode::FAILURE;
-    }
     if found != expected || swept != expected || swept2 != expected || !peer.agrees(expected) {
         eprintln!(
             "grid_floor: the cells found {found} pairs, the strips {swept} and {swept2} on two threads{}, where quadrat found {expected}",
@@ -1131,10 +1133,12 @@ fn main() -> ExitCode {
 /// command line) instead of counted: the strips on one thread and on two,
 /// quadrat and broccoli, each as the boxes' indices in the scene, the
 /// smaller first. The buffers are kept from run to run, as the layouts
-/// keep their arrays.
+/// keep their arrays; the strips' own on one thread holds its last run's
+/// pairs in its first `strips_len` places.
 #[derive(Default)]
 struct Lists {
     strips: Vec<(u32, u32)>,
+    strips_len: usize,
     two: Vec<(u32, u32)>,
     tree: Vec<(u32, u32)>,
     peer: Vec<(u32, u32)>,
@@ -1144,7 +1148,9 @@ impl Lists {
     /// The strips' pairs on one thread: counted, or listed.
     fn strips(&mut self, strips: &Strips, list: bool) -> u64 {
         if list {
-            strips.list(&mut self.strips)
+            let found = strips.list(&mut self.strips);
+            self.strips_len = found as usize;
+            found
         } else {
             strips.pairs()
         }
@@ -1192,14 +1198,14 @@ impl Lists {
         }
         let peer = !self.peer.is_empty() || cfg!(feature = "peers");
         let mut named = vec![
-            ("the strips", &self.strips),
-            ("the strips on two threads", &self.two),
+            ("the strips", &self.strips[..self.strips_len]),
+            ("the strips on two threads", &self.two[..]),
         ];
         if peer {
-            named.push(("broccoli", &self.peer));
+            named.push(("broccoli", &self.peer[..]));
         }
         for (name, found) in named {
-            let mut found = found.clone();
+            let mut found = found.to_vec();
             found.sort_unstable();
             if found != expected {
                 let missing = expected.iter().find(|p| found.binary_search(p).is_err());
