@@ -201,38 +201,71 @@ fn spread(v: u32) -> u32 {
     (v | (v << 1)) & 0x5555_5555
 }
 
-#[cfg(all(test, feature = "parallel"))]
+#[cfg(test)]
 mod tests {
-    use super::{par_radix_sort_codes, radix_sort_codes};
+    use super::radix_sort_codes;
 
-    /// The parallel radix sort gives the one-thread sort's order exactly,
-    /// ties included (many keys share their top 22 bits here), for lengths
-    /// that split unevenly into chunks, on pools of 1 to 4 threads.
-    #[test]
-    fn parallel_radix_sort_is_the_sequential_sort() {
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = || {
+    /// A xorshift generator, so that the tests need no dependency.
+    fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+        move || {
             state ^= state << 13;
             state ^= state >> 7;
             state ^= state << 17;
             state
-        };
+        }
+    }
+
+    /// Key sets of many shapes: few distinct codes (most keys tie on the
+    /// sorted bits), codes spread over all 32 bits, and codes that differ
+    /// only below the sorted bits. The index in the low half tells tied
+    /// keys apart, as the build's keys do.
+    fn key_sets() -> Vec<Vec<u64>> {
+        let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
+        let mut sets = Vec::new();
+        for len in [0, 1, 2, 3, 1_025, 4_097, 30_001, 200_003] {
+            let few: Vec<u64> = (0..len)
+                .map(|i| ((next() % 97) << 53 | (next() % 5) << 42) | i as u64)
+                .collect();
+            let spread: Vec<u64> = (0..len)
+                .map(|i| (next() & !0xFFFF_FFFF) | i as u64)
+                .collect();
+            let below: Vec<u64> = (0..len)
+                .map(|i| ((next() % 3) << 42 | (next() % 1024) << 32) | i as u64)
+                .collect();
+            sets.extend([few, spread, below]);
+        }
+        sets
+    }
+
+    /// The radix sort is a stable sort on the code's top 22 bits.
+    #[test]
+    fn radix_sort_is_a_stable_sort_on_the_top_22_bits() {
+        for keys in key_sets() {
+            let mut expected = keys.clone();
+            expected.sort_by_key(|&k| k >> 42);
+            let (mut got, mut spare) = (keys, Vec::new());
+            radix_sort_codes(&mut got, &mut spare);
+            assert_eq!(got, expected, "{} keys", got.len());
+        }
+    }
+
+    /// The parallel radix sort gives the one-thread sort's order exactly,
+    /// ties included, for lengths that split unevenly into chunks, on
+    /// pools of 1 to 4 threads.
+    #[cfg(feature = "parallel")]
+    #[test]
+    fn parallel_radix_sort_is_the_sequential_sort() {
         for threads in 1..=4 {
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(threads)
                 .build()
                 .expect("a thread pool");
-            for len in [0, 1, 3, 1_025, 4_097, 30_001] {
-                // Few distinct codes, so most keys tie on the sorted bits;
-                // the index in the low half tells tied keys apart.
-                let keys: Vec<u64> = (0..len)
-                    .map(|i| ((next() % 97) << 53 | (next() % 5) << 42) | i as u64)
-                    .collect();
+            for keys in key_sets() {
                 let (mut seq, mut spare) = (keys.clone(), Vec::new());
                 radix_sort_codes(&mut seq, &mut spare);
                 let (mut par, mut spare) = (keys, Vec::new());
-                pool.install(|| par_radix_sort_codes(&mut par, &mut spare));
-                assert_eq!(par, seq, "{threads} threads, {len} keys");
+                pool.install(|| super::par_radix_sort_codes(&mut par, &mut spare));
+                assert_eq!(par, seq, "{threads} threads, {} keys", par.len());
             }
         }
     }
