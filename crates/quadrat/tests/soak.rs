@@ -5,7 +5,7 @@
 //! `cargo test --release -p quadrat --test soak -- --nocapture` runs the
 //! default 10,000 operations; `QUADRAT_SOAK_OPS` sets how many, and
 //! `QUADRAT_SOAK_SECS` a time budget after which it stops early, saying
-//! how far it got (`.ci/run` runs 300,000 in release under a budget).
+//! how far it got (`.ci/run` runs up to 300,000 in release under a budget).
 
 mod support;
 
