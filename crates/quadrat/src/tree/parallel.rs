@@ -97,14 +97,17 @@ impl<T: Sync> QuadTree<T> {
     /// `4 × Config::par_min_items` items (2¹⁸ by default), the items that
     /// left their node are re-placed one by one up to 1/32 of the items,
     /// and by a rebuild on the pool beyond, or as soon as more than 1/512 of
-    /// the items seen so far left their node, once the tasks together have
-    /// seen 1/32 of the items (they share their counts every 64 items, and
-    /// each starts at its own chunk of slots); on smaller trees they are
-    /// re-placed as `update_all` re-places them (the rebuild beyond 1/16
-    /// runs on the pool from `Config::par_min_items` items). The tree has
+    /// the items of the first chunks of slots (of 2¹⁴ each, in slot order)
+    /// left their node, once those chunks hold 1/32 of the items; on
+    /// smaller trees they are re-placed as `update_all` re-places them (the
+    /// rebuild beyond 1/16 runs on the pool from `Config::par_min_items`
+    /// items). The way taken depends only on the tree and the new boxes, not
+    /// on the pool's size or how its threads run, so the same call leaves
+    /// the same tree, every run in the same order, on any pool. The tree has
     /// the same nodes, each with the same items, as `update_all` makes;
     /// within a node, items whose boxes start at the same `x` may be listed
-    /// in another order when the two took different ways.
+    /// in another order than `update_all` lists them when the two took
+    /// different ways.
     ///
     /// # Panics
     /// When `f` returns an invalid box; see
@@ -168,16 +171,31 @@ impl<T: Sync> QuadTree<T> {
             .map(|_| AtomicU64::new(0))
             .collect();
         // Phase 1, by slot: each new box, and whether it stays in its node.
-        // Every 64 slots, each task adds what it saw to the shared tally;
-        // once the tally makes a rebuild certain (`Tally::rebuild_due`),
-        // `rebuild` is set, and every later box is
-        // kept as if it stayed, with no placement test: the rebuild places
-        // everything.
+        // A task stops testing placement once a rebuild is certain, and
+        // from then on keeps every later box as if it stayed: the rebuild
+        // places everything. The way taken must not depend on how the
+        // pool's threads are scheduled (the same calls give the same tree,
+        // runs in the same order, on any pool), so a rebuild is decided
+        // only by what the whole pass would find:
+        // - the movers counted so far call for one (`plan`): every 64
+        //   slots, each task adds the movers it found to a shared count,
+        //   which only grows, so the whole pass would call for it too;
+        // - or a prefix of the slots, whole chunks in slot order, says it
+        //   is cheaper than testing the rest (`Tally::rebuild_early`): each
+        //   task that tested a whole chunk records its count, and the
+        //   prefixes are judged in order as they complete, every one of
+        //   them, so the first that calls for a rebuild is the same on any
+        //   pool.
         let (slab, entries, nodes, geo) = (&self.slab, &self.entries, &self.nodes, &self.geo);
         let len = self.len();
         let pool = self.splits_build(true, len);
-        let (seen, moved) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let moved = AtomicUsize::new(0);
         let rebuild = AtomicBool::new(false);
+        let prefix = Mutex::new(Prefix {
+            done: vec![None; fresh.len().div_ceil(CHUNK)],
+            next: 0,
+            total: super::update::Tally::default(),
+        });
         let (movers, refused): Found = fresh
             .par_chunks_mut(CHUNK)
             .enumerate()
@@ -185,15 +203,16 @@ impl<T: Sync> QuadTree<T> {
                 let mut movers = Vec::new();
                 let mut refused = None;
                 let mut stop = false;
-                let mut mine = super::update::Tally::default();
+                // Movers not yet added to `moved`, and the whole chunk's
+                // count.
+                let mut unshared = 0;
+                let mut chunk = super::update::Tally::default();
                 for (j, o) in out.iter_mut().enumerate() {
                     if j % 64 == 0 && !stop {
-                        let all = super::update::Tally {
-                            seen: seen.fetch_add(mine.seen, Relaxed) + mine.seen,
-                            movers: moved.fetch_add(mine.movers, Relaxed) + mine.movers,
-                        };
-                        mine = super::update::Tally::default();
-                        stop = rebuild.load(Relaxed) || all.rebuild_due(len, pool);
+                        let all = moved.fetch_add(unshared, Relaxed) + unshared;
+                        unshared = 0;
+                        stop = rebuild.load(Relaxed)
+                            || super::update::plan(all, len, pool) == super::update::Plan::Rebuild;
                         if stop {
                             rebuild.store(true, Relaxed);
                         }
@@ -210,7 +229,7 @@ impl<T: Sync> QuadTree<T> {
                         refused.get_or_insert((key, err));
                         continue;
                     }
-                    mine.seen += 1;
+                    chunk.seen += 1;
                     let n = place.node;
                     if stop {
                         *o = b;
@@ -224,8 +243,12 @@ impl<T: Sync> QuadTree<T> {
                         }
                     } else {
                         movers.push((idx as u32, b));
-                        mine.movers += 1;
+                        chunk.movers += 1;
+                        unshared += 1;
                     }
+                }
+                if !stop && lock(&prefix).complete(c, chunk, len, pool) {
+                    rebuild.store(true, Relaxed);
                 }
                 (movers, refused)
             })
@@ -471,6 +494,39 @@ impl<T: Sync> QuadTree<T> {
                 jobs.push(Job::Between(first + i, first + j));
             }
         }
+    }
+}
+
+/// The counts of `par_update_all`'s first pass over whole chunks of slots,
+/// judged prefix by prefix in slot order (see
+/// [`complete`](Prefix::complete)).
+struct Prefix {
+    /// Per chunk, its count once a task has tested all of it.
+    done: Vec<Option<super::update::Tally>>,
+    /// The first chunk not yet in `total`.
+    next: usize,
+    /// The counts of chunks `..next`.
+    total: super::update::Tally,
+}
+
+impl Prefix {
+    /// Records the count of chunk `c`, tested whole, and judges every
+    /// prefix of chunks this completes, in order: `true` when one of them
+    /// says a rebuild of the tree of `len` items is cheaper than testing
+    /// the rest. Every prefix is judged once, whatever order the chunks
+    /// complete in, so the answer for the whole pass does not depend on
+    /// the pool.
+    fn complete(&mut self, c: usize, count: super::update::Tally, len: usize, pool: bool) -> bool {
+        self.done[c] = Some(count);
+        while let Some(&Some(count)) = self.done.get(self.next) {
+            self.total.seen += count.seen;
+            self.total.movers += count.movers;
+            self.next += 1;
+            if self.total.rebuild_early(len, pool) {
+                return true;
+            }
+        }
+        false
     }
 }
 

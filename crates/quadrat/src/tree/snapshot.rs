@@ -136,7 +136,11 @@ impl<T: Serialize> Serialize for QuadTree<T> {
                     geo: ix.geo,
                 },
             )?;
-            st.serialize_field("free_blocks", &[0u32; 0])?;
+            // A slice, not an array: a format without field names (postcard,
+            // bincode) writes an array as a tuple, with no length, and the
+            // reader expects a sequence.
+            let none: &[u32] = &[];
+            st.serialize_field("free_blocks", none)?;
             st.serialize_field("entries", ix.entries)?;
             st.serialize_field("garbage", &0usize)?;
             st.serialize_field(

@@ -660,7 +660,7 @@ impl Tally {
     /// rebuild is cheaper than testing the placement of the rest (see
     /// [`rebuild_due`](Tally::rebuild_due)).
     #[inline]
-    fn rebuild_early(&self, len: usize, pool: bool) -> bool {
+    pub(crate) fn rebuild_early(&self, len: usize, pool: bool) -> bool {
         let sampled = self.seen >= len / 32;
         if pool {
             sampled && self.movers * 512 > self.seen

@@ -172,6 +172,108 @@ fn parallel_forms_on_any_pool_and_from_inside_it() {
     }
 }
 
+/// `par_update_all` leaves the same tree, with every run in the same
+/// order, whatever the pool's size and however its threads are scheduled:
+/// the README promises the same answers in the same order in every
+/// process. On a tree large enough for its rebuild to split (2¹⁸ items),
+/// the way it takes (re-placing the movers one by one, or a rebuild, after
+/// which items whose boxes start at the same `x` can be listed in another
+/// order) used to depend on how far each thread had got when another
+/// shared its count: movers bunched in the slots where the second thread
+/// starts made 1 and 2 threads, or two runs on 2 threads, disagree. The
+/// motions: movers bunched where only one prefix of the slots calls for a
+/// rebuild, and at a slot where a thread starts, onto other items' points
+/// (ties on `min.x`); movers bunched at the start, spread at about the
+/// rate that decides the way, and none.
+#[cfg(feature = "parallel")]
+#[test]
+fn par_update_all_takes_the_same_way_on_any_pool() {
+    use quadrat::{Aabb, Key, QuadTree};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    const SIDE: u32 = 512;
+    let mut base = QuadTree::new(Aabb::new([0.0, 0.0], [SIDE as f32, SIDE as f32]));
+    base.insert_many((0..SIDE * SIDE).map(|i| {
+        let p = [(i % SIDE) as f32, (i / SIDE) as f32];
+        (Aabb::from_point(p), i)
+    }));
+    type Motion = fn(Key, &u32, Aabb) -> Aabb;
+    let motions: [(&str, Motion); 5] = [
+        // 330 movers in the tenth chunk of 2¹⁴ slots: of the prefixes of
+        // whole chunks, only the first ten have more than 1/512 movers, so
+        // the way depends on that prefix being judged however the chunks
+        // complete.
+        ("bunched so that one prefix alone decides", |k, _, b| {
+            if (147_456..147_786).contains(&k.index()) {
+                b.translate([0.0, 100.0])
+            } else {
+                b
+            }
+        }),
+        ("bunched where a thread starts", |k, _, b| {
+            if (131_072..131_272).contains(&k.index()) {
+                b.translate([0.0, 100.0])
+            } else {
+                b
+            }
+        }),
+        ("bunched at the start", |k, _, b| {
+            if k.index() < 300 {
+                b.translate([0.0, 7.0])
+            } else {
+                b
+            }
+        }),
+        ("spread near the deciding rate", |k, _, b| {
+            if k.index() % 480 == 7 {
+                b.translate([3.0, 0.0])
+            } else {
+                b
+            }
+        }),
+        ("none", |_, _, b| b),
+    ];
+    // A thread that spins while the pools work, so that their threads run
+    // unevenly.
+    let stop = Arc::new(AtomicBool::new(false));
+    let spinner = {
+        let stop = Arc::clone(&stop);
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                std::hint::spin_loop();
+            }
+        })
+    };
+    let pool = |threads: usize| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("a thread pool")
+    };
+    let pools: Vec<(usize, rayon::ThreadPool)> = [1, 2, 3, 4].map(|t| (t, pool(t))).into();
+    for (what, motion) in motions {
+        let mut expected = base.clone();
+        pools[0].1.install(|| expected.par_update_all(motion));
+        let want = order(&expected);
+        for (threads, pool) in &pools {
+            for run in 0..4 {
+                let mut tree = base.clone();
+                pool.install(|| tree.par_update_all(motion));
+                assert!(
+                    tree.nodes().eq(expected.nodes()),
+                    "{what}: {threads} threads, run {run}: nodes differ"
+                );
+                assert!(
+                    order(&tree) == want,
+                    "{what}: {threads} threads, run {run}: items in another order"
+                );
+            }
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    spinner.join().expect("the spinner");
+}
+
 /// Items inserted one by one into an empty tree are placed in bulk by the
 /// first question: when that is a parallel one, on rayon's pool. The
 /// placed tree is the one `insert_many` builds, and it keeps working as

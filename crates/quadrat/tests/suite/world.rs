@@ -229,6 +229,13 @@ fn run_twins(config: Config, ops: Vec<(Op, Probe)>, at: usize) -> Result<(), Tes
             let restored: CollisionWorld<u32> = serde_json::from_str(&saved).map_err(json)?;
             prop_assert_eq!(&serde_json::to_string(&restored).map_err(json)?, &saved);
             prop_assert_eq!(restored.events(), h.world.events());
+            // Through postcard too, a format without field names: the copy
+            // that goes on is that one.
+            let bytes = postcard::to_allocvec(&h.world).map_err(|e| fail(e.to_string()))?;
+            let restored: CollisionWorld<u32> =
+                postcard::from_bytes(&bytes).map_err(|e| fail(e.to_string()))?;
+            prop_assert_eq!(&serde_json::to_string(&restored).map_err(json)?, &saved);
+            prop_assert_eq!(restored.events(), h.world.events());
             twin = Some(h.fork(restored));
         }
         h.apply(op).map_err(fail)?;
