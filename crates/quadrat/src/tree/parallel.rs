@@ -101,9 +101,12 @@ impl<T: Sync> QuadTree<T> {
     /// left their node, once those chunks hold 1/32 of the items; on
     /// smaller trees they are re-placed as `update_all` re-places them (the
     /// rebuild beyond 1/16 runs on the pool from `Config::par_min_items`
-    /// items). The way taken depends only on the tree and the new boxes, not
-    /// on the pool's size or how its threads run, so the same call leaves
-    /// the same tree, every run in the same order, on any pool. The tree has
+    /// items; with a `par_min_items` above 2¹⁷, trees of 2¹⁹ items and
+    /// more judge the early rebuild by chunks, not every 64 items as
+    /// `update_all` does). The way taken depends only on the tree and the
+    /// new boxes, not on the pool's size or how its threads run, so the
+    /// same call leaves the same tree, every run in the same order, on any
+    /// pool. The tree has
     /// the same nodes, each with the same items, as `update_all` makes;
     /// within a node, items whose boxes start at the same `x` may be listed
     /// in another order than `update_all` lists them when the two took
