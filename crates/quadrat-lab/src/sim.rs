@@ -59,6 +59,13 @@ pub const BRUTE_FORCE_MAX: usize = 5_000;
 /// The most static tiles the level scene holds.
 pub const TILES_MAX: usize = 1_000_000;
 
+/// The most bodies (tiles, movers and the player) the level scene holds per
+/// cell of its deepest level, `4^max_depth` cells in all: a shallower tree
+/// than that leaves each mover to test thousands of tiles every tick (at
+/// `max_depth` 0, every one), and building and stepping the level takes
+/// seconds, even minutes. The same figure as [`BRUTE_FORCE_MAX`].
+pub const LEVEL_CELL_MAX: usize = BRUTE_FORCE_MAX;
+
 /// How many ticks one round of the comparisons takes: the tree's counted
 /// walk, the sort-and-sweep and brute force each run once a round, on
 /// different ticks, so that no tick pays for all three.
@@ -225,16 +232,21 @@ impl Default for Settings {
 }
 
 impl Settings {
-    /// Checks every value, and brute force against the count; the message
-    /// names the field and its allowed range.
+    /// Checks every value, brute force against the count, and the level's
+    /// `max_depth` against its bodies (at most [`LEVEL_CELL_MAX`] per cell
+    /// of the deepest level); the message names the field and its allowed
+    /// range.
     ///
     /// ```
-    /// use quadrat_lab::sim::{BroadPhase, Settings};
+    /// use quadrat_lab::sim::{BroadPhase, Scene, Settings};
     /// assert!(Settings::default().validate().is_ok());
     /// let err = Settings { count: 1_000_000_000, ..Settings::default() }.validate().unwrap_err();
     /// assert_eq!(err, "count must be between 10 and 100,000 (got 1,000,000,000)");
     /// let brute = Settings { count: 20_000, broad_phase: BroadPhase::BruteForce, ..Settings::default() };
     /// assert!(brute.validate().unwrap_err().starts_with("brute force is limited to 5,000 objects"));
+    /// let flat = Settings { scene: Scene::Level, count: 20_000, tiles: 200_000, max_depth: 0, ..Settings::default() };
+    /// assert!(flat.validate().unwrap_err().starts_with("the level's 220,001 bodies need max_depth 3 or more"));
+    /// assert!(Settings { max_depth: 3, ..flat }.validate().is_ok());
     /// ```
     pub fn validate(&self) -> Result<(), String> {
         if !(MIN_COUNT..=MAX_COUNT).contains(&self.count) {
@@ -281,6 +293,24 @@ impl Settings {
                 thousands(tests),
                 thousands(self.count as u64)
             ));
+        }
+        if self.scene == Scene::Level {
+            let bodies = (self.count + 1 + self.tiles) as u64;
+            let cells = |depth: u8| 1u64 << (2 * u32::from(depth));
+            let fits = |depth: u8| bodies <= LEVEL_CELL_MAX as u64 * cells(depth);
+            if !fits(self.max_depth) {
+                let least = (0..=MAX_DEPTH).find(|&d| fits(d)).unwrap_or(MAX_DEPTH);
+                return Err(format!(
+                    "the level's {} bodies need max_depth {least} or more: at max_depth {} its \
+                     tree has at most {} cell{} for them, and more than {} bodies a cell would \
+                     stall the page; fewer tiles or movers allow a shallower tree",
+                    thousands(bodies),
+                    self.max_depth,
+                    thousands(cells(self.max_depth)),
+                    if self.max_depth == 0 { "" } else { "s" },
+                    thousands(LEVEL_CELL_MAX as u64)
+                ));
+            }
         }
         Ok(())
     }

@@ -5,7 +5,9 @@ use quadrat::scenario::Layout;
 use quadrat::{Aabb, MAX_DEPTH, Vec2};
 use quadrat_lab::serve::frame::{self, Decoder, Encoder, FrameInfo, Header};
 use quadrat_lab::serve::protocol::{Command, Reply, SettingsUpdate, parse};
-use quadrat_lab::sim::{BroadPhase, MAX_COUNT, Marks, Scene, Settings, Simulation, WORLD};
+use quadrat_lab::sim::{
+    BroadPhase, MAX_COUNT, Marks, Scene, Settings, Simulation, TILES_MAX, WORLD,
+};
 
 #[test]
 fn good_messages_parse_to_commands() {
@@ -210,6 +212,54 @@ fn settings_are_checked_against_each_other_by_the_simulation() {
         "{err}"
     );
     assert_eq!(sim.settings().broad_phase, BroadPhase::Quadtree);
+}
+
+#[test]
+fn the_level_refuses_a_tree_too_shallow_for_its_bodies() {
+    let mut sim = Simulation::new(Settings {
+        count: 100,
+        tiles: 1_000,
+        scene: Scene::Level,
+        ..Settings::default()
+    })
+    .unwrap();
+    let Ok(Command::Settings(update)) = parse(
+        r#"{"type":"settings","scene":"level","count":20000,"tiles":200000,"max_depth":0,"max_items":1024}"#,
+    ) else {
+        panic!("a valid message");
+    };
+    let before = sim.settings();
+    let err = sim.apply(update.apply_to(before)).unwrap_err();
+    assert!(
+        err.starts_with("the level's 220,001 bodies need max_depth 3 or more"),
+        "{err}"
+    );
+    assert_eq!(sim.settings(), before);
+    // Each depth takes four times the bodies of the one above it.
+    let level = |count, tiles, max_depth| Settings {
+        scene: Scene::Level,
+        count,
+        tiles,
+        max_depth,
+        ..Settings::default()
+    };
+    assert!(level(4_000, 999, 0).validate().is_ok());
+    assert!(level(4_000, 1_000, 0).validate().is_err());
+    assert!(level(20_000, 1_000_000, 3).validate().is_err());
+    // The largest level, at the depth it needs, and the defaults.
+    assert!(level(MAX_COUNT, TILES_MAX, 4).validate().is_ok());
+    assert!(
+        level(1_000, 20_000, Settings::default().max_depth)
+            .validate()
+            .is_ok()
+    );
+    // The objects scene's tree is not held to it.
+    let flat = Settings {
+        count: 20_000,
+        max_depth: 0,
+        ..Settings::default()
+    };
+    assert!(flat.validate().is_ok());
 }
 
 #[test]

@@ -554,6 +554,45 @@ async fn shutdown_closes_every_session() {
     }
 }
 
+/// Settings that each build a new level of this many tiles (less one, every
+/// other time, so that each is a change).
+fn level_rebuild(i: usize, tiles: usize) -> String {
+    format!(
+        r#"{{"type":"settings","scene":"level","count":10,"tiles":{}}}"#,
+        tiles - i % 2
+    )
+}
+
+#[tokio::test]
+async fn a_tab_that_leaves_its_queue_full_frees_its_slot_at_once() {
+    let lab = Lab::start(Options {
+        max_sessions: 1,
+        ..Options::default()
+    })
+    .await;
+    let mut tab = lab.connect().await;
+    next_text(&mut tab).await;
+    // Slow commands queued, then the tab leaves while the first is applied.
+    for i in 0..40 {
+        send(&mut tab, &level_rebuild(i, 200_000)).await;
+    }
+    tab.close(None).await.unwrap();
+    let left = Instant::now();
+    // The rest are dropped: the slot is free once the one being applied is
+    // done, not after all forty.
+    while lab.stats.sessions() > 0 {
+        assert!(
+            left.elapsed() < Duration::from_secs(8),
+            "the slot is still taken {:?} after the tab left",
+            left.elapsed()
+        );
+        sleep(Duration::from_millis(20)).await;
+    }
+    let mut next = lab.connect().await;
+    assert_eq!(next_text(&mut next).await["type"], "hello");
+    lab.shut_down().await;
+}
+
 // ----- dead and hostile clients -----
 
 /// A slowloris client: sends a request head a byte at a time and never

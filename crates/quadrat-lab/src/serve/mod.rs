@@ -59,6 +59,11 @@ use crate::sim::Settings;
 /// sessions, to close.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
+/// How long [`run`] waits, once the server has returned, for the tasks it
+/// leaves behind (a simulation thread still busy after the grace, inside a
+/// long change of settings, is among them) before it exits without them.
+const EXIT_WAIT: Duration = Duration::from_millis(200);
+
 /// Command-line arguments of `quadrat-lab serve`.
 #[derive(Clone, Debug, clap::Args)]
 pub struct Args {
@@ -270,6 +275,9 @@ impl Server {
     /// Serves until `shutdown` completes, then stops accepting, closes every
     /// session (each page gets a WebSocket close frame) and waits up to five
     /// seconds for open requests to finish and for the simulations to stop.
+    /// It does not wait longer: a simulation still busy then (in the middle
+    /// of building a large level) is left to finish on its own thread, which
+    /// [`run`] does not wait for.
     pub async fn serve(
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
@@ -343,13 +351,14 @@ impl std::error::Error for Error {
 }
 
 /// Runs `quadrat-lab serve`: binds, prints the URL, serves until Ctrl-C (or
-/// SIGTERM).
+/// SIGTERM), and returns at most five seconds (and a moment) later, even
+/// if a simulation is still busy.
 pub fn run(args: &Args) -> Result<(), Error> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(Error::Io)?;
-    runtime.block_on(async {
+    run_then_exit(runtime, async {
         let options = Options::from(args);
         let addr = SocketAddr::new(options.host, options.port);
         let server = Server::bind(options)
@@ -380,6 +389,16 @@ pub fn run(args: &Args) -> Result<(), Error> {
     })
 }
 
+/// Runs `future` on `runtime`, then shuts the runtime down waiting at most
+/// [`EXIT_WAIT`] for the blocking tasks still running (dropping it would
+/// wait for them without limit: each session's task waits for its
+/// simulation thread, which finishes the change of settings it is in first).
+fn run_then_exit<T>(runtime: tokio::runtime::Runtime, future: impl Future<Output = T>) -> T {
+    let output = runtime.block_on(future);
+    runtime.shutdown_timeout(EXIT_WAIT);
+    output
+}
+
 /// Completes on Ctrl-C, or on SIGTERM on Unix.
 async fn shutdown_signal() {
     let ctrl_c = async {
@@ -399,5 +418,33 @@ async fn shutdown_signal() {
     tokio::select! {
         () = ctrl_c => {}
         () = terminate => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exiting_does_not_wait_for_a_busy_blocking_task() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let start = std::time::Instant::now();
+        let answer = run_then_exit(runtime, async {
+            // A session's task waiting for a simulation thread that is busy
+            // for a long while.
+            drop(tokio::task::spawn_blocking(|| {
+                std::thread::sleep(Duration::from_secs(20));
+            }));
+            42
+        });
+        assert_eq!(answer, 42);
+        assert!(
+            start.elapsed() < Duration::from_secs(2),
+            "took {:?}",
+            start.elapsed()
+        );
     }
 }

@@ -23,11 +23,13 @@
 //! Whichever part ends first says how the connection closes ([`End`]): a
 //! close frame with a code the page can show, the answer to the page's own
 //! close frame, or, when nothing can be sent any more, just closing it. The
-//! channels close with it, and the thread stops within a tick and frees the
-//! simulation.
+//! session's end is also flagged to the thread, which then drops the
+//! commands still queued (it checks the flag before each one) and stops
+//! within a tick, or as soon as the command it is in the middle of is done,
+//! freeing the simulation and the session's slot.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -136,6 +138,7 @@ pub(super) async fn run(socket: WebSocket, state: Arc<State>) {
     let (replies, reply_rx) = async_mpsc::channel(REPLY_QUEUE);
     let (frames, frame_rx) = watch::channel(Published::default());
     let taken = Arc::new(AtomicU32::new(0));
+    let ended = Ended(Arc::new(AtomicBool::new(false)));
     let _ = replies.try_send(Reply::hello(sim.settings()).to_json());
 
     let driver = Driver {
@@ -150,6 +153,7 @@ pub(super) async fn run(socket: WebSocket, state: Arc<State>) {
         replies: replies.clone(),
         frames,
         taken: Arc::clone(&taken),
+        ended: Arc::clone(&ended.0),
     };
     let thread = match thread::Builder::new()
         .name("lab-simulation".to_owned())
@@ -169,6 +173,9 @@ pub(super) async fn run(socket: WebSocket, state: Arc<State>) {
         end = read(&mut stream, commands, replies, options.idle_timeout) => end,
         end = write(&mut sink, frame_rx, reply_rx, &taken, options, &mut shutdown) => end,
     };
+    // The thread need not finish the commands still queued: no one will
+    // see their result.
+    ended.set();
     match end {
         End::Close(frame) => {
             let sent = timeout(CLOSE_TIMEOUT, sink.send(Message::Close(Some(frame)))).await;
@@ -188,8 +195,26 @@ pub(super) async fn run(socket: WebSocket, state: Arc<State>) {
     }
     // The server closes the TCP connection, as RFC 6455 asks.
     drop((sink, stream));
-    // Every channel to the thread is closed now: it stops within a tick.
+    // Every channel to the thread is closed and the end flagged: it stops
+    // within a tick, or after the command it is applying.
     let _ = tokio::task::spawn_blocking(move || thread.join()).await;
+}
+
+/// Tells the simulation thread that the session has ended: set once the
+/// connection side is done, or when the session is dropped (a server that
+/// shuts down drops the sessions still open after its grace).
+struct Ended(Arc<AtomicBool>);
+
+impl Ended {
+    fn set(&self) {
+        self.0.store(true, Ordering::Release);
+    }
+}
+
+impl Drop for Ended {
+    fn drop(&mut self) {
+        self.set();
+    }
 }
 
 /// Reads the page's messages until it closes the connection, breaks the
@@ -297,15 +322,22 @@ struct Driver {
     replies: async_mpsc::Sender<String>,
     frames: watch::Sender<Published>,
     taken: Arc<AtomicU32>,
+    /// Set when the session has ended: commands still queued are dropped.
+    ended: Arc<AtomicBool>,
 }
 
 impl Driver {
-    /// Ticks until the session's channels close.
+    /// Ticks until the session ends or its channels close.
     fn run(mut self, commands: &Receiver<Command>) {
         let tick = Duration::from_secs_f32(DT);
         let mut next = Instant::now();
         loop {
             loop {
+                // (Checked before each command: a queue of slow ones, left
+                // behind by a tab that has gone, is not worked through.)
+                if self.ended.load(Ordering::Acquire) {
+                    return;
+                }
                 match commands.recv_timeout(next.saturating_duration_since(Instant::now())) {
                     Ok(command) => self.handle(command),
                     Err(RecvTimeoutError::Timeout) => break,
