@@ -295,7 +295,7 @@ impl Settings {
             ));
         }
         if self.scene == Scene::Level {
-            let bodies = (self.count + 1 + self.tiles) as u64;
+            let bodies = self.bodies();
             let cells = |depth: u8| 1u64 << (2 * u32::from(depth));
             let fits = |depth: u8| bodies <= LEVEL_CELL_MAX as u64 * cells(depth);
             if !fits(self.max_depth) {
@@ -313,6 +313,26 @@ impl Settings {
             }
         }
         Ok(())
+    }
+
+    /// The bodies these settings hold: the movers and the player, and in
+    /// the level scene its tiles too. A session's memory grows with them
+    /// (the server bounds their sum over its sessions).
+    ///
+    /// ```
+    /// use quadrat_lab::sim::{Scene, Settings};
+    /// assert_eq!(Settings::default().bodies(), 1_001);
+    /// let level = Settings { scene: Scene::Level, ..Settings::default() };
+    /// assert_eq!(level.bodies(), 21_001);
+    /// ```
+    #[must_use]
+    pub fn bodies(&self) -> u64 {
+        let tiles = if self.scene == Scene::Level {
+            self.tiles
+        } else {
+            0
+        };
+        (self.count + 1 + tiles) as u64
     }
 
     fn config(&self) -> Config {

@@ -593,6 +593,91 @@ async fn a_tab_that_leaves_its_queue_full_frees_its_slot_at_once() {
     lab.shut_down().await;
 }
 
+#[tokio::test]
+async fn the_server_bounds_the_bodies_of_all_tabs() {
+    // Each tab starts with 1,001 bodies (1,000 movers and the player).
+    let lab = Lab::start(Options {
+        max_bodies: 30_000,
+        ..Options::default()
+    })
+    .await;
+    let mut a = lab.connect().await;
+    next_text(&mut a).await;
+    let mut b = lab.connect().await;
+    next_text(&mut b).await;
+    assert_eq!(lab.stats.bodies(), 2_002);
+
+    send(&mut a, r#"{"type":"settings","count":20000}"#).await;
+    assert_eq!(next_text(&mut a).await["type"], "settings");
+    assert_eq!(lab.stats.bodies(), 21_002);
+
+    // B's growth would pass the bound: refused, and B goes on as it was.
+    send(
+        &mut b,
+        r#"{"type":"settings","count":10000,"scene":"mixed"}"#,
+    )
+    .await;
+    let reply = next_text(&mut b).await;
+    assert_eq!(reply["type"], "error", "{reply}");
+    assert_eq!(
+        reply["message"],
+        "the server is full: 10,001 bodies asked for, and the other tabs hold 20,001 of the \
+         30,000 the server may hold (--max-bodies)"
+    );
+    assert_eq!(lab.stats.bodies(), 21_002);
+    let frame = next_frame(&mut b).await;
+    assert_eq!(frame.header.count, 1_000);
+    // An invalid change is refused for what is wrong with it, not for room.
+    send(
+        &mut b,
+        r#"{"type":"settings","count":100000,"broad_phase":"brute_force"}"#,
+    )
+    .await;
+    let reply = next_text(&mut b).await;
+    assert!(
+        reply["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("brute force is limited"),
+        "{reply}"
+    );
+    // The level's tiles count: 8,000 movers and 1,998 tiles fit, 2,000 do not.
+    let level = |tiles: u32| {
+        format!(r#"{{"type":"settings","scene":"level","count":8000,"tiles":{tiles}}}"#)
+    };
+    send(&mut b, &level(2_000)).await;
+    assert_eq!(next_text(&mut b).await["type"], "error");
+    send(&mut b, &level(1_998)).await;
+    assert_eq!(next_text(&mut b).await["type"], "settings");
+    assert_eq!(lab.stats.bodies(), 30_000);
+
+    // A third tab finds no room: refused at once, with the figures.
+    let closed = refused(lab.addr).await;
+    assert_eq!(u16::from(closed.code), protocol::SERVER_FULL);
+    assert_eq!(
+        closed.reason.as_str(),
+        "the server is full: 1,001 bodies asked for, and the other tabs hold 30,000 of the \
+         30,000 the server may hold (--max-bodies)"
+    );
+    lab.wait_sessions(|n| n == 2).await;
+    assert_eq!(lab.stats.bodies(), 30_000);
+
+    // A shrinks, which makes room; then A leaves, which frees the rest.
+    send(&mut a, r#"{"type":"settings","count":10}"#).await;
+    assert_eq!(next_text(&mut a).await["type"], "settings");
+    assert_eq!(lab.stats.bodies(), 10_010);
+    let mut c = lab.connect().await;
+    assert_eq!(next_text(&mut c).await["type"], "hello");
+    assert_eq!(lab.stats.bodies(), 11_011);
+    a.close(None).await.unwrap();
+    lab.wait_sessions(|n| n == 2).await;
+    assert_eq!(lab.stats.bodies(), 11_000);
+    drop((b, c));
+    lab.wait_sessions(|n| n == 0).await;
+    assert_eq!(lab.stats.bodies(), 0);
+    lab.shut_down().await;
+}
+
 // ----- dead and hostile clients -----
 
 /// A slowloris client: sends a request head a byte at a time and never

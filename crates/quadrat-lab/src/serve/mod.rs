@@ -22,6 +22,11 @@
 //!   behind a dead network, or a closed laptop, would otherwise hold it);
 //! - a session whose page stops reading is ended after
 //!   [`Options::stall_timeout`];
+//! - the bodies of all sessions together (movers, players and tiles, which
+//!   the memory grows with) are bounded by [`Options::max_bodies`]: a new
+//!   tab that would pass the bound is refused, and so is a change of
+//!   settings that would, with an `error` that says how many are in use
+//!   (the session goes on as it was);
 //! - a page that breaks the WebSocket protocol gets a close frame that says
 //!   why (the codes are listed in [`protocol`]), and a page's own close
 //!   frame is answered.
@@ -77,6 +82,12 @@ pub struct Args {
     /// The most browser tabs served at once.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub max_sessions: u32,
+    /// The most bodies (movers, players and tiles) of all tabs together. A
+    /// session holds up to about 600 bytes a body (the largest level, 1.1
+    /// million bodies, about 590 MB), so the default bounds the sessions to
+    /// about 2.4 GB.
+    #[arg(long, default_value_t = 4_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_bodies: u64,
     /// Open the page in the default browser once the server listens (the
     /// `BROWSER` environment variable, where set, names the browser).
     #[arg(long)]
@@ -90,6 +101,7 @@ impl Default for Args {
             host: options.host,
             port: options.port,
             max_sessions: options.max_sessions as u32,
+            max_bodies: options.max_bodies,
             open: false,
         }
     }
@@ -104,6 +116,11 @@ pub struct Options {
     pub port: u16,
     /// The most sessions (tabs) at once; more are refused with 503.
     pub max_sessions: usize,
+    /// The most bodies of all sessions together ([`Settings::bodies`]): a
+    /// new tab whose starting settings would pass it is refused (close code
+    /// [`protocol::SERVER_FULL`]), and so is a change of settings, with an
+    /// `error`. Default 4,000,000 (about 2.4 GB).
+    pub max_bodies: u64,
     /// The most HTTP connections open at once (a connection that became a
     /// session's WebSocket no longer counts). A new connection past the cap
     /// closes the oldest open one. Default 256.
@@ -133,6 +150,7 @@ impl Default for Options {
             host: IpAddr::V4(Ipv4Addr::LOCALHOST),
             port: 8080,
             max_sessions: 64,
+            max_bodies: 4_000_000,
             max_connections: 256,
             header_timeout: Duration::from_secs(10),
             stall_timeout: Duration::from_secs(10),
@@ -149,6 +167,7 @@ impl From<&Args> for Options {
             host: args.host,
             port: args.port,
             max_sessions: args.max_sessions as usize,
+            max_bodies: args.max_bodies,
             ..Options::default()
         }
     }
@@ -160,6 +179,7 @@ pub struct Stats {
     sessions: AtomicUsize,
     started: AtomicU64,
     connections: AtomicUsize,
+    bodies: AtomicU64,
 }
 
 impl Stats {
@@ -174,6 +194,13 @@ impl Stats {
     #[must_use]
     pub fn sessions_started(&self) -> u64 {
         self.started.load(Ordering::Acquire)
+    }
+
+    /// Bodies the open sessions hold now, all together (see
+    /// [`Options::max_bodies`]).
+    #[must_use]
+    pub fn bodies(&self) -> u64 {
+        self.bodies.load(Ordering::Acquire)
     }
 
     /// HTTP connections open now, sessions' WebSockets not included.
@@ -206,19 +233,109 @@ struct Slot {
     _alive: mpsc::Sender<()>,
 }
 
+/// Why a new session was not admitted.
+#[derive(Debug)]
+enum Full {
+    /// Every slot is taken.
+    Sessions,
+    /// The starting settings' bodies would pass [`Options::max_bodies`].
+    Bodies(BodiesFull),
+}
+
 impl State {
-    /// Takes a session slot, or `None` when the server is full.
-    fn admit(&self) -> Option<Slot> {
+    /// Takes a session slot and the bodies of the starting settings.
+    fn admit(&self) -> Result<(Slot, Bodies), Full> {
         let open = self.stats.sessions.fetch_add(1, Ordering::AcqRel);
         if open >= self.options.max_sessions {
             self.stats.sessions.fetch_sub(1, Ordering::AcqRel);
-            return None;
+            return Err(Full::Sessions);
         }
-        self.stats.started.fetch_add(1, Ordering::AcqRel);
-        Some(Slot {
+        let slot = Slot {
             stats: Arc::clone(&self.stats),
             _alive: self.alive.clone(),
-        })
+        };
+        let mut bodies = Bodies {
+            stats: Arc::clone(&self.stats),
+            max: self.options.max_bodies,
+            held: 0,
+        };
+        bodies
+            .reserve(self.options.settings.bodies())
+            .map_err(Full::Bodies)?;
+        self.stats.started.fetch_add(1, Ordering::AcqRel);
+        Ok((slot, bodies))
+    }
+}
+
+/// A session's share of [`Stats::bodies`], given back on drop.
+#[derive(Debug)]
+struct Bodies {
+    stats: Arc<Stats>,
+    max: u64,
+    held: u64,
+}
+
+/// A reservation refused: what was asked, what the other sessions hold,
+/// and the bound.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct BodiesFull {
+    wanted: u64,
+    others: u64,
+    max: u64,
+}
+
+impl fmt::Display for BodiesFull {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use crate::sim::thousands;
+        write!(
+            f,
+            "the server is full: {} bodies asked for, and the other tabs hold {} of the {} the \
+             server may hold (--max-bodies)",
+            thousands(self.wanted),
+            thousands(self.others),
+            thousands(self.max)
+        )
+    }
+}
+
+impl Bodies {
+    /// Holds `at_least` bodies, or more if it holds more already: a change
+    /// of settings holds the larger of the old and new counts while it is
+    /// applied, then [`Bodies::release_to`] the new. Holds what it held
+    /// when the others' and `at_least` pass the bound.
+    fn reserve(&mut self, at_least: u64) -> Result<(), BodiesFull> {
+        let Some(more) = at_least.checked_sub(self.held).filter(|&m| m > 0) else {
+            return Ok(());
+        };
+        let held = self.held;
+        let max = self.max;
+        self.stats
+            .bodies
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |all| {
+                let others = all - held;
+                (others.saturating_add(at_least) <= max).then_some(all + more)
+            })
+            .map_err(|all| BodiesFull {
+                wanted: at_least,
+                others: all - held,
+                max,
+            })?;
+        self.held = at_least;
+        Ok(())
+    }
+
+    /// Gives back all but `count` bodies (nothing when it holds fewer).
+    fn release_to(&mut self, count: u64) {
+        if let Some(less) = self.held.checked_sub(count).filter(|&l| l > 0) {
+            self.stats.bodies.fetch_sub(less, Ordering::AcqRel);
+            self.held = count;
+        }
+    }
+}
+
+impl Drop for Bodies {
+    fn drop(&mut self) {
+        self.release_to(0);
     }
 }
 

@@ -15,7 +15,8 @@
 //! types and fields, wrong field types and values out of range are refused
 //! with a message, which the server sends back as an `error`. Settings are
 //! checked once more against each other by the simulation (brute force
-//! refuses large counts).
+//! refuses large counts), and against the room the server has left for
+//! bodies (`--max-bodies`).
 //!
 //! The server sends [`Reply`] messages as JSON text (`hello` on connect,
 //! `settings` after each accepted change, `error`) and the frames of
@@ -36,6 +37,7 @@
 //! | [`TIMED_OUT`] (4408) | nothing (no message, no Pong) came from the page for the server's idle timeout |
 //! | [`REFUSED_ORIGIN`] (4403) | right after the handshake: the page is not the lab's own (another origin); the reason names it |
 //! | [`TOO_MANY_TABS`] (4429) | right after the handshake: every session slot is taken (`--max-sessions`); the reason says how many |
+//! | [`SERVER_FULL`] (4507) | right after the handshake: the new tab's bodies would pass the server's bound on all tabs' bodies together (`--max-bodies`); the reason says how many are held |
 //!
 //! A close frame from the page is answered with the same code, as the close
 //! handshake asks. A page that stops reading gets no close frame (it would
@@ -60,6 +62,11 @@ pub const REFUSED_ORIGIN: u16 = 4403;
 /// Close code of a WebSocket refused because every session slot is taken,
 /// closed right after the handshake: after HTTP's 429 Too Many Requests.
 pub const TOO_MANY_TABS: u16 = 4429;
+
+/// Close code of a WebSocket refused because the bodies of the other tabs
+/// leave no room for the new tab's (`--max-bodies`): after HTTP's 507
+/// Insufficient Storage.
+pub const SERVER_FULL: u16 = 4507;
 
 /// Coordinates from the page may lie this far outside the world, no more.
 const COORDINATE_LIMIT: f32 = 1.0e6;

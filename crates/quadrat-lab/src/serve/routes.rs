@@ -30,7 +30,7 @@ use axum::routing::get;
 use futures_util::StreamExt;
 use tokio::time::timeout;
 
-use super::{State, protocol, session};
+use super::{Full, State, protocol, session};
 
 /// Largest message the page may send (its JSON messages are far smaller).
 pub(super) const MAX_MESSAGE: usize = 4096;
@@ -101,22 +101,28 @@ async fn websocket(
             .collect();
         return refuse(upgrade, protocol::REFUSED_ORIGIN, reason);
     }
-    let Some(slot) = state.admit() else {
-        let max = state.options.max_sessions;
-        return refuse(
-            upgrade,
-            protocol::TOO_MANY_TABS,
-            format!(
-                "too many tabs: {max} of {max} session{} in use",
-                if max == 1 { "" } else { "s" }
-            ),
-        );
+    let (slot, bodies) = match state.admit() {
+        Ok(admitted) => admitted,
+        Err(Full::Sessions) => {
+            let max = state.options.max_sessions;
+            return refuse(
+                upgrade,
+                protocol::TOO_MANY_TABS,
+                format!(
+                    "too many tabs: {max} of {max} session{} in use",
+                    if max == 1 { "" } else { "s" }
+                ),
+            );
+        }
+        Err(Full::Bodies(full)) => {
+            return refuse(upgrade, protocol::SERVER_FULL, full.to_string());
+        }
     };
     upgrade
         .max_message_size(MAX_MESSAGE)
         .max_frame_size(MAX_MESSAGE)
         .on_upgrade(move |socket| async move {
-            session::run(socket, state).await;
+            session::run(socket, state, bodies).await;
             drop(slot);
         })
 }

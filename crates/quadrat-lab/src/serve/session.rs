@@ -44,8 +44,8 @@ use tungstenite::error::{Error as WsError, ProtocolError};
 
 use super::frame::{Encoder, FrameInfo};
 use super::protocol::{self, Command, Reply};
-use super::{Options, State};
-use crate::sim::{DT, Simulation};
+use super::{Bodies, Options, State};
+use crate::sim::{DT, Settings, Simulation};
 
 /// Commands waiting for the simulation thread; more at once are refused.
 const COMMAND_QUEUE: usize = 64;
@@ -126,7 +126,7 @@ impl End {
 /// Runs one session until the page goes away, stalls, falls silent, breaks
 /// the protocol, or the server shuts down. Returns after the connection is
 /// closed and the simulation thread has stopped.
-pub(super) async fn run(socket: WebSocket, state: Arc<State>) {
+pub(super) async fn run(socket: WebSocket, state: Arc<State>, bodies: Bodies) {
     let sim = match Simulation::new(state.options.settings) {
         Ok(sim) => sim,
         Err(message) => {
@@ -143,6 +143,7 @@ pub(super) async fn run(socket: WebSocket, state: Arc<State>) {
 
     let driver = Driver {
         sim,
+        bodies,
         paused: false,
         step: false,
         dirty: true,
@@ -310,6 +311,9 @@ async fn write(
 /// The simulation thread's state.
 struct Driver {
     sim: Simulation,
+    /// The session's share of the server's bodies (declared after `sim`,
+    /// so given back once the simulation is freed).
+    bodies: Bodies,
     paused: bool,
     /// One tick requested while paused.
     step: bool,
@@ -371,7 +375,7 @@ impl Driver {
         match command {
             Command::Settings(update) => {
                 let settings = update.apply_to(self.sim.settings());
-                let reply = match self.sim.apply(settings) {
+                let reply = match self.apply(settings) {
                     Ok(()) => Reply::Settings {
                         settings: settings.into(),
                     },
@@ -393,6 +397,19 @@ impl Driver {
             }
         }
         self.dirty = true;
+    }
+
+    /// Applies valid settings whose bodies the server has room for; the
+    /// session holds the larger of the old and new counts while the change
+    /// is made, then the new.
+    fn apply(&mut self, settings: Settings) -> Result<(), String> {
+        settings.validate()?;
+        self.bodies
+            .reserve(settings.bodies())
+            .map_err(|full| full.to_string())?;
+        let result = self.sim.apply(settings);
+        self.bodies.release_to(self.sim.settings().bodies());
+        result
     }
 
     /// Encodes and publishes the frame of the last tick if the writer has

@@ -620,6 +620,53 @@ test('a tab over the session cap is told why, with its controls disabled', async
   }
 });
 
+test('a tab past the server\'s bodies is told why, and a change past them is refused in words', async () => {
+  // Each tab starts with 1,001 bodies; the server holds at most 2,500.
+  const capped = await startLab(['--max-bodies', '2500']);
+  const first = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  const second = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  const third = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  try {
+    await first.goto(capped.url);
+    await first.waitForFunction(() => window.lab.connected);
+    // 3,000 movers (3,001 bodies) pass the bound alone: refused, in
+    // words, and the controls show the settings the server kept.
+    await first.fill('#count', '3000');
+    await first.press('#count', 'Enter');
+    await first.waitForFunction(() => document.getElementById('message').classList.contains('error'));
+    assert.match(
+      await first.textContent('#message'),
+      /^the server is full: 3,001 bodies asked for, and the other tabs hold 0 of the 2,500 the server may hold \(--max-bodies\)$/,
+    );
+    assert.equal(await first.inputValue('#count'), '1000');
+    await second.goto(capped.url);
+    await second.waitForFunction(() => window.lab.connected);
+    await third.goto(capped.url);
+    const closed = await third.waitForFunction(() => {
+      const status = document.getElementById('status');
+      return status.dataset.state === 'closed' && {
+        status: status.textContent,
+        notice: document.getElementById('notice-text').textContent,
+      };
+    });
+    const told = await closed.jsonValue();
+    assert.match(told.status, /server full/);
+    assert.match(
+      told.notice,
+      /^The lab server has no room for this tab's objects \(the server is full: 1,001 bodies asked for, and the other tabs hold 2,002 of the 2,500 the server may hold \(--max-bodies\)\)\./,
+    );
+    // The first tab shrinks, which makes room: the third gets in at its
+    // next retry, a few seconds later (1 s, 2 s, 4 s…).
+    await first.fill('#count', '100');
+    await first.press('#count', 'Enter');
+    await first.waitForFunction(() => window.lab.settings && window.lab.settings.count === 100);
+    await third.waitForFunction(() => window.lab.connected, null, { timeout: 20_000 });
+  } finally {
+    for (const p of [first, second, third]) if (!p.isClosed()) await p.close();
+    capped.process.kill('SIGKILL');
+  }
+});
+
 test('the page raised no errors', () => {
   assert.deepEqual(pageErrors, []);
 });
