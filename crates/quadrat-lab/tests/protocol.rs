@@ -263,6 +263,33 @@ fn the_level_refuses_a_tree_too_shallow_for_its_bodies() {
 }
 
 #[test]
+fn minus_zero_is_taken_as_zero() {
+    let Ok(Command::Settings(update)) = parse(r#"{"type":"settings","speed":-0.0,"size":1}"#)
+    else {
+        panic!("refused");
+    };
+    let speed = update.speed.unwrap();
+    assert_eq!(speed.to_bits(), 0, "{speed}");
+    let settings = update.apply_to(Settings::default());
+    let echoed: serde_json::Value = serde_json::from_str(
+        &Reply::Settings {
+            settings: settings.into(),
+        }
+        .to_json(),
+    )
+    .unwrap();
+    assert_eq!(echoed["settings"]["speed"].to_string(), "0.0");
+    let Ok(Command::Player(d)) = parse(r#"{"type":"player","dx":-0,"dy":-0.0}"#) else {
+        panic!("refused");
+    };
+    assert_eq!((d.x.to_bits(), d.y.to_bits()), (0, 0));
+    let Ok(Command::Pick(Some(at))) = parse(r#"{"type":"pick","at":[-0.0,5]}"#) else {
+        panic!("refused");
+    };
+    assert_eq!(at.x.to_bits(), 0);
+}
+
+#[test]
 fn replies_are_tagged_json() {
     let hello: serde_json::Value =
         serde_json::from_str(&Reply::hello(Settings::default()).to_json()).unwrap();

@@ -259,11 +259,15 @@ fn in_range(field: &str, value: u64, lo: u64, hi: u64) -> Result<usize, String> 
     }
 }
 
+// The numbers below are taken with `+ 0.0`, which turns -0 (valid JSON)
+// into 0: the settings echoed back and the player's direction then never
+// carry a minus sign the page did not mean.
+
 fn factor(field: &str, value: f64, (lo, hi): (f32, f32)) -> Result<f32, String> {
     // Compared as `f32`, the type kept: 0.1 is then exactly the bound.
     let v = value as f32;
     if (lo..=hi).contains(&v) {
-        Ok(v)
+        Ok(v + 0.0)
     } else {
         Err(format!(
             "{field} must be between {lo} and {hi} (got {value})"
@@ -273,7 +277,7 @@ fn factor(field: &str, value: f64, (lo, hi): (f32, f32)) -> Result<f32, String> 
 
 fn unit(field: &str, value: f64) -> Result<f32, String> {
     if (-1.0..=1.0).contains(&value) {
-        Ok(value as f32)
+        Ok(value as f32 + 0.0)
     } else {
         Err(format!("{field} must be between -1 and 1 (got {value})"))
     }
@@ -282,7 +286,7 @@ fn unit(field: &str, value: f64) -> Result<f32, String> {
 fn coordinate(field: &str, value: f64) -> Result<f32, String> {
     let limit = f64::from(COORDINATE_LIMIT);
     if (-limit..=limit).contains(&value) {
-        Ok(value as f32)
+        Ok(value as f32 + 0.0)
     } else {
         Err(format!(
             "{field} must be between -{limit} and {limit} (got {value})"
