@@ -66,6 +66,15 @@ pub const TILES_MAX: usize = 1_000_000;
 /// seconds, even minutes. The same figure as [`BRUTE_FORCE_MAX`].
 pub const LEVEL_CELL_MAX: usize = BRUTE_FORCE_MAX;
 
+/// The most movers times the size factor in the level scene. Its movers are
+/// circles of a fixed radius (5 world units) times the size factor, spread
+/// over the whole world, so the pairs that touch grow as (count × size)²:
+/// about 1.6 to 1.8 million a tick at this bound (100,000 movers at size
+/// 1, or 10,000 at size 10), and a tab of them without tiles peaks at about
+/// 300 MB. Past it, one tab could ask for tens of gigabytes (100,000
+/// movers at size 10: about 160 million pairs) and minutes a tick.
+pub const LEVEL_CROWD_MAX: f32 = 100_000.0;
+
 /// How many ticks one round of the comparisons takes: the tree's counted
 /// walk, the sort-and-sweep and brute force each run once a round, on
 /// different ticks, so that no tick pays for all three.
@@ -232,10 +241,10 @@ impl Default for Settings {
 }
 
 impl Settings {
-    /// Checks every value, brute force against the count, and the level's
-    /// `max_depth` against its bodies (at most [`LEVEL_CELL_MAX`] per cell
-    /// of the deepest level); the message names the field and its allowed
-    /// range.
+    /// Checks every value, brute force against the count, the level's
+    /// movers against [`LEVEL_CROWD_MAX`], and the level's `max_depth`
+    /// against its bodies (at most [`LEVEL_CELL_MAX`] per cell of the
+    /// deepest level); the message names the field and its allowed range.
     ///
     /// ```
     /// use quadrat_lab::sim::{BroadPhase, Scene, Settings};
@@ -244,6 +253,8 @@ impl Settings {
     /// assert_eq!(err, "count must be between 10 and 100,000 (got 1,000,000,000)");
     /// let brute = Settings { count: 20_000, broad_phase: BroadPhase::BruteForce, ..Settings::default() };
     /// assert!(brute.validate().unwrap_err().starts_with("brute force is limited to 5,000 objects"));
+    /// let crowd = Settings { scene: Scene::Level, count: 20_000, size: 10.0, ..Settings::default() };
+    /// assert!(crowd.validate().unwrap_err().starts_with("the level's 20,000 movers at size 10 would touch"));
     /// let flat = Settings { scene: Scene::Level, count: 20_000, tiles: 200_000, max_depth: 0, ..Settings::default() };
     /// assert!(flat.validate().unwrap_err().starts_with("the level's 220,001 bodies need max_depth 3 or more"));
     /// assert!(Settings { max_depth: 3, ..flat }.validate().is_ok());
@@ -292,6 +303,22 @@ impl Settings {
                 thousands(BRUTE_FORCE_MAX as u64),
                 thousands(tests),
                 thousands(self.count as u64)
+            ));
+        }
+        if self.scene == Scene::Level && self.count as f32 * self.size > LEVEL_CROWD_MAX {
+            // Uniform discs of radius r touch when their centres are within
+            // 2r: n²/2 · π(2r)² / WORLD² pairs.
+            let diameter = 2.0 * f64::from(MOVER_RADIUS) * f64::from(self.size);
+            let n = self.count as f64;
+            let pairs = n * n / 2.0 * core::f64::consts::PI * diameter * diameter
+                / f64::from(WORLD * WORLD);
+            return Err(format!(
+                "the level's {} movers at size {} would touch about {} pairs a tick; count × \
+                 size must be at most {} (about 1.6 million pairs): fewer or smaller movers",
+                thousands(self.count as u64),
+                self.size,
+                thousands(pairs as u64),
+                thousands(LEVEL_CROWD_MAX as u64)
             ));
         }
         if self.scene == Scene::Level {
@@ -1094,6 +1121,10 @@ impl Simulation {
     /// player, all in a new collision world.
     fn spawn_level(&mut self, player: Vec2) {
         let s = self.settings;
+        // The old level and tree go first: both at once would take up to
+        // half as much memory again while the new one is built.
+        self.level = None;
+        self.tree = QuadTree::with_config(self.tree.world(), s.config());
         let tiles = level_tiles(s.tiles);
         let mut world = CollisionWorld::with_config(world(), s.config());
         world.add_many(tiles.iter().enumerate().map(|(i, b)| {
@@ -1158,7 +1189,6 @@ impl Simulation {
                 .map(|(i, (&shape, &p))| (shape, p, filter, i as u32)),
         );
         self.tiles_version += 1;
-        self.tree = QuadTree::with_config(self.tree.world(), s.config());
         self.level = Some(Level {
             world,
             keys,

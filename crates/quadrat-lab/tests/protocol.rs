@@ -263,6 +263,42 @@ fn the_level_refuses_a_tree_too_shallow_for_its_bodies() {
 }
 
 #[test]
+fn the_level_refuses_movers_too_many_or_too_large_to_touch_in_bounds() {
+    let level = |count: usize, size: f32| Settings {
+        scene: Scene::Level,
+        count,
+        size,
+        tiles: 1_000,
+        ..Settings::default()
+    };
+    // count × size at most 100,000: the most movers at size 1, or a tenth
+    // of them at size 10.
+    assert!(level(MAX_COUNT, 1.0).validate().is_ok());
+    assert!(level(10_000, 10.0).validate().is_ok());
+    let err = level(10_001, 10.0).validate().unwrap_err();
+    assert!(
+        err.starts_with("the level's 10,001 movers at size 10 would touch about 1,571,1"),
+        "{err}"
+    );
+    assert!(level(MAX_COUNT, 1.01).validate().is_err());
+    // The objects scenes are not held to it: their boxes shrink as they
+    // grow in number.
+    assert!(
+        Settings {
+            count: MAX_COUNT,
+            size: 10.0,
+            ..Settings::default()
+        }
+        .validate()
+        .is_ok()
+    );
+    // A refused change leaves the simulation as it was.
+    let mut sim = Simulation::new(level(1_000, 1.0)).unwrap();
+    assert!(sim.apply(level(20_000, 10.0)).is_err());
+    assert_eq!(sim.settings(), level(1_000, 1.0));
+}
+
+#[test]
 fn minus_zero_is_taken_as_zero() {
     let Ok(Command::Settings(update)) = parse(r#"{"type":"settings","speed":-0.0,"size":1}"#)
     else {

@@ -678,6 +678,30 @@ async fn the_server_bounds_the_bodies_of_all_tabs() {
     lab.shut_down().await;
 }
 
+#[tokio::test]
+async fn a_bound_below_one_tab_is_refused_at_start() {
+    let refused = Server::bind(Options {
+        port: 0,
+        max_bodies: 1_000,
+        ..Options::default()
+    })
+    .await
+    .expect_err("a bound no tab fits in is refused");
+    assert_eq!(refused.kind(), std::io::ErrorKind::InvalidInput);
+    assert_eq!(
+        refused.to_string(),
+        "--max-bodies 1,000 is below the 1,001 bodies a tab starts with"
+    );
+    let lab = Lab::start(Options {
+        max_bodies: 1_001,
+        ..Options::default()
+    })
+    .await;
+    let mut tab = lab.connect().await;
+    assert_eq!(next_text(&mut tab).await["type"], "hello");
+    lab.shut_down().await;
+}
+
 // ----- dead and hostile clients -----
 
 /// A slowloris client: sends a request head a byte at a time and never

@@ -82,10 +82,11 @@ pub struct Args {
     /// The most browser tabs served at once.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub max_sessions: u32,
-    /// The most bodies (movers, players and tiles) of all tabs together. A
-    /// session holds up to about 600 bytes a body (the largest level, 1.1
-    /// million bodies, about 590 MB), so the default bounds the sessions to
-    /// about 2.4 GB.
+    /// The most bodies (movers, players and tiles) of all tabs together. At
+    /// size 1 a body takes about 200 to 600 bytes (the largest level, 1.1
+    /// million bodies, about 590 MB); large, crowded bodies take more (about
+    /// 3 KB each at size 10 in the object scenes): the bound counts bodies,
+    /// not bytes.
     #[arg(long, default_value_t = 4_000_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_bodies: u64,
     /// Open the page in the default browser once the server listens (the
@@ -114,12 +115,15 @@ pub struct Options {
     pub host: IpAddr,
     /// Port; 0 picks a free one.
     pub port: u16,
-    /// The most sessions (tabs) at once; more are refused with 503.
+    /// The most sessions (tabs) at once; more are refused (close code
+    /// [`protocol::TOO_MANY_TABS`]).
     pub max_sessions: usize,
     /// The most bodies of all sessions together ([`Settings::bodies`]): a
     /// new tab whose starting settings would pass it is refused (close code
     /// [`protocol::SERVER_FULL`]), and so is a change of settings, with an
-    /// `error`. Default 4,000,000 (about 2.4 GB).
+    /// `error`. Default 4,000,000. It counts bodies, not bytes (see
+    /// [`Args::max_bodies`]); each tab's crowding is bounded by
+    /// [`Settings::validate`].
     pub max_bodies: u64,
     /// The most HTTP connections open at once (a connection that became a
     /// session's WebSocket no longer counts). A new connection past the cap
@@ -354,8 +358,21 @@ pub struct Server {
 }
 
 impl Server {
-    /// Binds to `options.host:options.port`.
+    /// Binds to `options.host:options.port`. Refuses (`InvalidInput`) a
+    /// `max_bodies` below the bodies of the settings a tab starts with,
+    /// which would refuse every tab.
     pub async fn bind(options: Options) -> io::Result<Server> {
+        let first = options.settings.bodies();
+        if options.max_bodies < first {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "--max-bodies {} is below the {} bodies a tab starts with",
+                    crate::sim::thousands(options.max_bodies),
+                    crate::sim::thousands(first)
+                ),
+            ));
+        }
         let listener = TcpListener::bind((options.host, options.port)).await?;
         Ok(Server {
             listener,
@@ -453,6 +470,10 @@ impl fmt::Display for Error {
                 f,
                 "{addr} is in use (is the lab already running?); try another --port, or --port 0 for any free one"
             ),
+            // Options refused before binding.
+            Error::Bind { source, .. } if source.kind() == io::ErrorKind::InvalidInput => {
+                write!(f, "{source}")
+            }
             Error::Bind { addr, source } => write!(f, "cannot listen on {addr}: {source}"),
             Error::Io(e) => write!(f, "the server failed: {e}"),
         }

@@ -311,9 +311,6 @@ async fn write(
 /// The simulation thread's state.
 struct Driver {
     sim: Simulation,
-    /// The session's share of the server's bodies (declared after `sim`,
-    /// so given back once the simulation is freed).
-    bodies: Bodies,
     paused: bool,
     /// One tick requested while paused.
     step: bool,
@@ -328,6 +325,10 @@ struct Driver {
     taken: Arc<AtomicU32>,
     /// Set when the session has ended: commands still queued are dropped.
     ended: Arc<AtomicBool>,
+    /// The session's share of the server's bodies: declared last, so given
+    /// back once the simulation, the encoder's pictures and the last frame
+    /// are freed.
+    bodies: Bodies,
 }
 
 impl Driver {
