@@ -165,6 +165,22 @@ impl Default for Options {
     }
 }
 
+impl Options {
+    /// Refuses a `max_bodies` below the bodies of the settings a tab starts
+    /// with, which would refuse every tab.
+    pub fn check(&self) -> Result<(), String> {
+        let first = self.settings.bodies();
+        if self.max_bodies < first {
+            return Err(format!(
+                "--max-bodies {} is below the {} bodies a tab starts with",
+                crate::sim::thousands(self.max_bodies),
+                crate::sim::thousands(first)
+            ));
+        }
+        Ok(())
+    }
+}
+
 impl From<&Args> for Options {
     fn from(args: &Args) -> Options {
         Options {
@@ -358,21 +374,12 @@ pub struct Server {
 }
 
 impl Server {
-    /// Binds to `options.host:options.port`. Refuses (`InvalidInput`) a
-    /// `max_bodies` below the bodies of the settings a tab starts with,
-    /// which would refuse every tab.
+    /// Binds to `options.host:options.port`. Refuses options that
+    /// [`Options::check`] refuses (`InvalidInput`), before binding.
     pub async fn bind(options: Options) -> io::Result<Server> {
-        let first = options.settings.bodies();
-        if options.max_bodies < first {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!(
-                    "--max-bodies {} is below the {} bodies a tab starts with",
-                    crate::sim::thousands(options.max_bodies),
-                    crate::sim::thousands(first)
-                ),
-            ));
-        }
+        options
+            .check()
+            .map_err(|message| io::Error::new(io::ErrorKind::InvalidInput, message))?;
         let listener = TcpListener::bind((options.host, options.port)).await?;
         Ok(Server {
             listener,
@@ -461,6 +468,8 @@ pub enum Error {
     },
     /// Running the server failed.
     Io(io::Error),
+    /// The options were refused ([`Options::check`]).
+    Options(String),
 }
 
 impl fmt::Display for Error {
@@ -470,12 +479,9 @@ impl fmt::Display for Error {
                 f,
                 "{addr} is in use (is the lab already running?); try another --port, or --port 0 for any free one"
             ),
-            // Options refused before binding.
-            Error::Bind { source, .. } if source.kind() == io::ErrorKind::InvalidInput => {
-                write!(f, "{source}")
-            }
             Error::Bind { addr, source } => write!(f, "cannot listen on {addr}: {source}"),
             Error::Io(e) => write!(f, "the server failed: {e}"),
+            Error::Options(message) => f.write_str(message),
         }
     }
 }
@@ -484,6 +490,7 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Bind { source, .. } | Error::Io(source) => Some(source),
+            Error::Options(_) => None,
         }
     }
 }
@@ -498,6 +505,7 @@ pub fn run(args: &Args) -> Result<(), Error> {
         .map_err(Error::Io)?;
     run_then_exit(runtime, async {
         let options = Options::from(args);
+        options.check().map_err(Error::Options)?;
         let addr = SocketAddr::new(options.host, options.port);
         let server = Server::bind(options)
             .await

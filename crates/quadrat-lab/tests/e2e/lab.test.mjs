@@ -576,6 +576,22 @@ test('WebGL draws every object too', async () => {
   await gl.close();
 });
 
+// Waits until `page` shows its connection closed, and returns what the page
+// says then. It is read in the same poll that sees it closed: a slow machine
+// can reach the first retry (1 s later, status 'connecting…') before
+// separate reads would.
+async function whyClosed(page) {
+  const closed = await page.waitForFunction(() => {
+    const status = document.getElementById('status');
+    return status.dataset.state === 'closed' && {
+      status: status.textContent,
+      notice: document.getElementById('notice-text').textContent,
+      retryIn: document.getElementById('retry-in').textContent,
+    };
+  });
+  return closed.jsonValue();
+}
+
 test('a tab over the session cap is told why, with its controls disabled', async () => {
   const capped = await startLab(['--max-sessions', '1']);
   const first = await browser.newPage({ viewport: { width: 1280, height: 800 } });
@@ -584,18 +600,7 @@ test('a tab over the session cap is told why, with its controls disabled', async
     await first.goto(capped.url);
     await first.waitForFunction(() => window.lab.connected);
     await second.goto(capped.url);
-    // What the page says is read in the same poll that sees it closed: a
-    // slow machine can reach the first retry (1 s later, status
-    // 'connecting…') before separate reads would.
-    const closed = await second.waitForFunction(() => {
-      const status = document.getElementById('status');
-      return status.dataset.state === 'closed' && {
-        status: status.textContent,
-        notice: document.getElementById('notice-text').textContent,
-        retryIn: document.getElementById('retry-in').textContent,
-      };
-    });
-    const told = await closed.jsonValue();
+    const told = await whyClosed(second);
     assert.equal(await second.evaluate(() => window.lab.connected), false);
     assert.ok(await second.isDisabled('#count'), 'the controls are disabled while disconnected');
     assert.ok(await second.isDisabled('#pause'));
@@ -642,14 +647,8 @@ test('a tab past the server\'s bodies is told why, and a change past them is ref
     await second.goto(capped.url);
     await second.waitForFunction(() => window.lab.connected);
     await third.goto(capped.url);
-    const closed = await third.waitForFunction(() => {
-      const status = document.getElementById('status');
-      return status.dataset.state === 'closed' && {
-        status: status.textContent,
-        notice: document.getElementById('notice-text').textContent,
-      };
-    });
-    const told = await closed.jsonValue();
+    const told = await whyClosed(third);
+    await third.screenshot({ path: path.join(shots, 'lab-server-full.png') });
     assert.match(told.status, /server full/);
     assert.match(
       told.notice,
