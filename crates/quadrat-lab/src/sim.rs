@@ -75,6 +75,20 @@ pub const LEVEL_CELL_MAX: usize = BRUTE_FORCE_MAX;
 /// movers at size 10: about 160 million pairs) and minutes a tick.
 pub const LEVEL_CROWD_MAX: f32 = 100_000.0;
 
+/// Touching pairs of the object scenes that weigh as much as one body in
+/// memory ([`Settings::weight`]): a tick keeps each pair's keys, 8 bytes
+/// (up to 16 while their vector grows), where a body takes about 200 to
+/// 340 bytes. Measured: 100,000 mixed objects at size 10 make 27.5 million
+/// pairs and peak at 254 MB, against 20 MB at size 1.
+pub const OBJECT_PAIRS_PER_BODY: u64 = 20;
+
+/// Touching pairs of the level that weigh as much as one body in memory
+/// ([`Settings::weight`]): the collision world keeps each contact of its
+/// last step and the lab a copy, about 170 bytes a pair. Measured: 100,000
+/// movers at size 1 make 1.6 million pairs and peak at 304 MB, against 34
+/// MB at size 0.1.
+pub const LEVEL_PAIRS_PER_BODY: u64 = 2;
+
 /// How many ticks one round of the comparisons takes: the tree's counted
 /// walk, the sort-and-sweep and brute force each run once a round, on
 /// different ticks, so that no tick pays for all three.
@@ -306,12 +320,7 @@ impl Settings {
             ));
         }
         if self.scene == Scene::Level && self.count as f32 * self.size > LEVEL_CROWD_MAX {
-            // Uniform discs of radius r touch when their centres are within
-            // 2r: n²/2 · π(2r)² / WORLD² pairs.
-            let diameter = 2.0 * f64::from(MOVER_RADIUS) * f64::from(self.size);
-            let n = self.count as f64;
-            let pairs = n * n / 2.0 * core::f64::consts::PI * diameter * diameter
-                / f64::from(WORLD * WORLD);
+            let pairs = self.level_mover_pairs();
             return Err(format!(
                 "the level's {} movers at size {} would touch about {} pairs a tick; count × \
                  size must be at most {} (about 1.6 million pairs): fewer or smaller movers",
@@ -360,6 +369,82 @@ impl Settings {
             0
         };
         (self.count + 1 + tiles) as u64
+    }
+
+    /// About how many pairs touch each tick with these settings, erring
+    /// high: what a session's memory grows with beyond its bodies. An
+    /// estimate from the scene's shape, fitted to the pairs the scenes make
+    /// (a test holds it above them, and below twice them plus 100,000, for
+    /// every scene, from 10 to 5,000 movers at sizes 0.1 to 10).
+    ///
+    /// - The object scenes: `count × (k × size² + 0.05)`, `k` 0.3 for the
+    ///   uniform layout (its objects are sized to overlap about 0.5 others
+    ///   at size 1), 2.5 for the clustered and 3.2 for mixed sizes.
+    /// - The level: its movers are discs of radius 5 × size spread over
+    ///   the world, so `1.2 × count²/2 × π (10 × size)² / 1000²` pairs of
+    ///   movers, and `count × (0.4 × size² + 1)` for those touching the
+    ///   walls and the player.
+    ///
+    /// ```
+    /// use quadrat::scenario::Layout;
+    /// use quadrat_lab::sim::{Scene, Settings};
+    /// assert_eq!(Settings::default().expected_pairs(), 350);
+    /// let crowd = Settings { scene: Scene::Objects(Layout::MixedSizes), count: 100_000, size: 10.0, ..Settings::default() };
+    /// assert_eq!(crowd.expected_pairs(), 32_005_000);
+    /// ```
+    #[must_use]
+    pub fn expected_pairs(&self) -> u64 {
+        let n = self.count as f64;
+        let size = f64::from(self.size);
+        let pairs = match self.scene {
+            Scene::Objects(layout) => {
+                let k = match layout {
+                    Layout::Uniform => 0.3,
+                    Layout::Clustered => 2.5,
+                    Layout::MixedSizes => 3.2,
+                };
+                n * (k * size * size + 0.05)
+            }
+            Scene::Level => 1.2 * self.level_mover_pairs() + n * (0.4 * size * size + 1.0),
+        };
+        pairs.round() as u64
+    }
+
+    /// What these settings weigh on the server's bound
+    /// ([`Options::max_bodies`](crate::serve::Options::max_bodies)), in
+    /// bodies: [`Settings::bodies`], and the [`Settings::expected_pairs`]
+    /// past one a body at what they take in memory, one body for every
+    /// [`OBJECT_PAIRS_PER_BODY`] pairs in the object scenes or
+    /// [`LEVEL_PAIRS_PER_BODY`] in the level. A sparse scene weighs its
+    /// bodies alone.
+    ///
+    /// ```
+    /// use quadrat::scenario::Layout;
+    /// use quadrat_lab::sim::{Scene, Settings};
+    /// assert_eq!(Settings::default().weight(), 1_001);
+    /// let crowd = Settings { scene: Scene::Objects(Layout::MixedSizes), count: 100_000, size: 10.0, ..Settings::default() };
+    /// assert_eq!(crowd.weight(), 100_001 + (32_005_000 - 100_001_u64).div_ceil(20));
+    /// ```
+    #[must_use]
+    pub fn weight(&self) -> u64 {
+        let bodies = self.bodies();
+        let per_body = match self.scene {
+            Scene::Objects(_) => OBJECT_PAIRS_PER_BODY,
+            Scene::Level => LEVEL_PAIRS_PER_BODY,
+        };
+        bodies
+            + self
+                .expected_pairs()
+                .saturating_sub(bodies)
+                .div_ceil(per_body)
+    }
+
+    /// The level's movers are uniform discs of radius r: two touch when
+    /// their centres are within 2r, `n²/2 × π (2r)² / WORLD²` pairs.
+    fn level_mover_pairs(&self) -> f64 {
+        let diameter = 2.0 * f64::from(MOVER_RADIUS) * f64::from(self.size);
+        let n = self.count as f64;
+        n * n / 2.0 * core::f64::consts::PI * diameter * diameter / f64::from(WORLD * WORLD)
     }
 
     fn config(&self) -> Config {
@@ -1401,6 +1486,39 @@ mod tests {
 
     fn sim(settings: Settings) -> Simulation {
         Simulation::new(settings).unwrap()
+    }
+
+    /// The estimate the server's bound charges for pairs
+    /// ([`Settings::weight`]) errs high in every scene, and once the pairs
+    /// are many, by less than twice.
+    #[test]
+    fn expected_pairs_are_above_the_pairs_the_scenes_make() {
+        for scene in Scene::ALL {
+            for count in [10, 300, 5_000] {
+                for size in [0.1, 1.0, 3.0, 10.0] {
+                    for (seed, tiles) in [(1, 20_000), (2, 0), (3, 200_000)] {
+                        let settings = Settings {
+                            scene,
+                            count,
+                            size,
+                            seed,
+                            tiles,
+                            ..Settings::default()
+                        };
+                        let mut s = sim(settings);
+                        let mut most = 0;
+                        for _ in 0..3 {
+                            s.tick(true);
+                            most = most.max(u64::from(s.figures().pairs));
+                        }
+                        let expected = settings.expected_pairs();
+                        let case = format!("{settings:?}: {most} pairs, {expected} expected");
+                        assert!(most <= expected, "{case}");
+                        assert!(expected <= 2 * most + 100_000, "{case}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

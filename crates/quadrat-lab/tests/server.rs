@@ -607,26 +607,37 @@ async fn the_server_bounds_the_bodies_of_all_tabs() {
     next_text(&mut b).await;
     assert_eq!(lab.stats.bodies(), 2_002);
 
+    // 20,000 uniform objects touch about 7,000 pairs, fewer than their
+    // bodies: they weigh their bodies alone.
     send(&mut a, r#"{"type":"settings","count":20000}"#).await;
     assert_eq!(next_text(&mut a).await["type"], "settings");
     assert_eq!(lab.stats.bodies(), 21_002);
 
-    // B's growth would pass the bound: refused, and B goes on as it was.
+    // A crowd's pairs weigh too: 2,000 mixed objects at size 3 are expected
+    // to touch 57,700 pairs, 55,699 past their 2,001 bodies, which weigh as
+    // 2,785 more (20 pairs a body).
     send(
         &mut b,
-        r#"{"type":"settings","count":10000,"scene":"mixed"}"#,
+        r#"{"type":"settings","count":2000,"scene":"mixed","size":3}"#,
     )
     .await;
+    assert_eq!(next_text(&mut b).await["type"], "settings");
+    assert_eq!(lab.stats.bodies(), 20_001 + 4_786);
+
+    // B's growth would pass the bound: refused, and B goes on as it was.
+    // 10,000 mixed objects at size 1: 32,500 pairs, 22,499 past the bodies.
+    send(&mut b, r#"{"type":"settings","count":10000,"size":1}"#).await;
     let reply = next_text(&mut b).await;
     assert_eq!(reply["type"], "error", "{reply}");
     assert_eq!(
         reply["message"],
-        "the server is full: 10,001 bodies asked for, and the other tabs hold 20,001 of the \
-         30,000 the server may hold (--max-bodies)"
+        "server full: 11,126 bodies asked for; the other tabs hold 20,001 of 30,000 \
+         (--max-bodies). That is 10,001 bodies, and 1,125 more for the pairs they would touch \
+         (about 32,500)"
     );
-    assert_eq!(lab.stats.bodies(), 21_002);
+    assert_eq!(lab.stats.bodies(), 24_787);
     let frame = next_frame(&mut b).await;
-    assert_eq!(frame.header.count, 1_000);
+    assert_eq!(frame.header.count, 2_000);
     // An invalid change is refused for what is wrong with it, not for room.
     send(
         &mut b,
@@ -641,13 +652,12 @@ async fn the_server_bounds_the_bodies_of_all_tabs() {
             .starts_with("brute force is limited"),
         "{reply}"
     );
-    // The level's tiles count: 8,000 movers and 1,998 tiles fit, 2,000 do not.
-    let level = |tiles: u32| {
-        format!(r#"{{"type":"settings","scene":"level","count":8000,"tiles":{tiles}}}"#)
-    };
-    send(&mut b, &level(2_000)).await;
+    // The level's tiles count: 10 movers and 9,988 tiles fit, 9,990 do not.
+    let level =
+        |tiles: u32| format!(r#"{{"type":"settings","scene":"level","count":10,"tiles":{tiles}}}"#);
+    send(&mut b, &level(9_990)).await;
     assert_eq!(next_text(&mut b).await["type"], "error");
-    send(&mut b, &level(1_998)).await;
+    send(&mut b, &level(9_988)).await;
     assert_eq!(next_text(&mut b).await["type"], "settings");
     assert_eq!(lab.stats.bodies(), 30_000);
 
@@ -656,8 +666,8 @@ async fn the_server_bounds_the_bodies_of_all_tabs() {
     assert_eq!(u16::from(closed.code), protocol::SERVER_FULL);
     assert_eq!(
         closed.reason.as_str(),
-        "the server is full: 1,001 bodies asked for, and the other tabs hold 30,000 of the \
-         30,000 the server may hold (--max-bodies)"
+        "server full: 1,001 bodies asked for; the other tabs hold 30,000 of 30,000 \
+         (--max-bodies)"
     );
     lab.wait_sessions(|n| n == 2).await;
     assert_eq!(lab.stats.bodies(), 30_000);
@@ -675,6 +685,42 @@ async fn the_server_bounds_the_bodies_of_all_tabs() {
     drop((b, c));
     lab.wait_sessions(|n| n == 0).await;
     assert_eq!(lab.stats.bodies(), 0);
+    lab.shut_down().await;
+}
+
+#[tokio::test]
+async fn a_refusal_with_long_figures_still_fits_its_close_frame() {
+    // A close frame's payload is at most 125 bytes, two of them the code;
+    // these figures make the reason longer than the 123 left.
+    let lab = Lab::start(Options {
+        max_bodies: 200_001,
+        settings: Settings {
+            count: 100_000,
+            ..Settings::default()
+        },
+        ..Options::default()
+    })
+    .await;
+    let mut a = lab.connect().await;
+    assert_eq!(next_text(&mut a).await["type"], "hello");
+    let mut tcp = raw_upgrade(lab.addr).await;
+    let bytes = read_rest(&mut tcp).await;
+    let frames = server_frames(&bytes);
+    let (opcode, payload) = frames.last().expect("no frames");
+    assert_eq!(*opcode, 0x8, "{frames:?}");
+    assert!(
+        payload.len() <= 125,
+        "a close payload of {} bytes",
+        payload.len()
+    );
+    let (code, reason) = last_close(&bytes);
+    assert_eq!(code, protocol::SERVER_FULL);
+    assert_eq!(
+        reason,
+        "server full: 100,001 bodies asked for; the other tabs hold 100,001 of 200,001 \
+         (--max-bodies)"
+    );
+    drop(a);
     lab.shut_down().await;
 }
 

@@ -22,11 +22,11 @@
 //!   behind a dead network, or a closed laptop, would otherwise hold it);
 //! - a session whose page stops reading is ended after
 //!   [`Options::stall_timeout`];
-//! - the bodies of all sessions together (movers, players and tiles, which
-//!   the memory grows with) are bounded by [`Options::max_bodies`]: a new
-//!   tab that would pass the bound is refused, and so is a change of
-//!   settings that would, with an `error` that says how many are in use
-//!   (the session goes on as it was);
+//! - the bodies of all sessions together (movers, players and tiles, and
+//!   the pairs a crowd of them touches, which the memory grows with) are
+//!   bounded by [`Options::max_bodies`]: a new tab that would pass the
+//!   bound is refused, and so is a change of settings that would, with an
+//!   `error` that says how many are in use (the session goes on as it was);
 //! - a page that breaks the WebSocket protocol gets a close frame that says
 //!   why (the codes are listed in [`protocol`]), and a page's own close
 //!   frame is answered.
@@ -54,6 +54,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
+use axum::extract::ws::CloseFrame;
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 use tokio::time::timeout_at;
@@ -82,11 +83,12 @@ pub struct Args {
     /// The most browser tabs served at once.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub max_sessions: u32,
-    /// The most bodies (movers, players and tiles) of all tabs together. At
-    /// size 1 a body takes about 200 to 600 bytes (the largest level, 1.1
-    /// million bodies, about 590 MB); large, crowded bodies take more (about
-    /// 3 KB each at size 10 in the object scenes): the bound counts bodies,
-    /// not bytes.
+    /// The most bodies (movers, players and tiles) of all tabs together,
+    /// the pairs a crowd touches counted too: past one a body, 20 touching
+    /// pairs of the object scenes weigh as one body, 2 of the level. Each
+    /// takes at most about 420 bytes (the largest level, 1.1 million bodies
+    /// and 2 million pairs, weighs 1.56 million and peaks at 635 MB), so the
+    /// default holds the tabs to about 1.7 GB.
     #[arg(long, default_value_t = 4_000_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_bodies: u64,
     /// Open the page in the default browser once the server listens (the
@@ -118,10 +120,11 @@ pub struct Options {
     /// The most sessions (tabs) at once; more are refused (close code
     /// [`protocol::TOO_MANY_TABS`]).
     pub max_sessions: usize,
-    /// The most bodies of all sessions together ([`Settings::bodies`]): a
+    /// The most bodies of all sessions together, the pairs their crowds
+    /// touch counted by what they take in memory ([`Settings::weight`]): a
     /// new tab whose starting settings would pass it is refused (close code
     /// [`protocol::SERVER_FULL`]), and so is a change of settings, with an
-    /// `error`. Default 4,000,000. It counts bodies, not bytes (see
+    /// `error`. Default 4,000,000, about 1.7 GB at most (see
     /// [`Args::max_bodies`]); each tab's crowding is bounded by
     /// [`Settings::validate`].
     pub max_bodies: u64,
@@ -166,10 +169,10 @@ impl Default for Options {
 }
 
 impl Options {
-    /// Refuses a `max_bodies` below the bodies of the settings a tab starts
-    /// with, which would refuse every tab.
+    /// Refuses a `max_bodies` below the weight of the settings a tab starts
+    /// with ([`Settings::weight`]), which would refuse every tab.
     pub fn check(&self) -> Result<(), String> {
-        let first = self.settings.bodies();
+        let first = self.settings.weight();
         if self.max_bodies < first {
             return Err(format!(
                 "--max-bodies {} is below the {} bodies a tab starts with",
@@ -216,8 +219,8 @@ impl Stats {
         self.started.load(Ordering::Acquire)
     }
 
-    /// Bodies the open sessions hold now, all together (see
-    /// [`Options::max_bodies`]).
+    /// Bodies the open sessions hold now, all together, their pairs counted
+    /// too (see [`Options::max_bodies`]).
     #[must_use]
     pub fn bodies(&self) -> u64 {
         self.bodies.load(Ordering::Acquire)
@@ -258,7 +261,7 @@ struct Slot {
 enum Full {
     /// Every slot is taken.
     Sessions,
-    /// The starting settings' bodies would pass [`Options::max_bodies`].
+    /// The starting settings' weight would pass [`Options::max_bodies`].
     Bodies(BodiesFull),
 }
 
@@ -280,10 +283,31 @@ impl State {
             held: 0,
         };
         bodies
-            .reserve(self.options.settings.bodies())
+            .reserve(&self.options.settings)
             .map_err(Full::Bodies)?;
         self.stats.started.fetch_add(1, Ordering::AcqRel);
         Ok((slot, bodies))
+    }
+}
+
+/// The longest reason a close frame can carry: its payload is at most 125
+/// bytes, two of them the code.
+const MAX_REASON: usize = 123;
+
+/// A close frame with `code` and `reason`, the reason cut to
+/// [`MAX_REASON`] bytes (at a character's boundary): a longer control frame
+/// breaks the protocol, and the page would learn nothing of why.
+fn close_frame(code: u16, mut reason: String) -> CloseFrame {
+    if reason.len() > MAX_REASON {
+        let mut end = MAX_REASON;
+        while !reason.is_char_boundary(end) {
+            end -= 1;
+        }
+        reason.truncate(end);
+    }
+    CloseFrame {
+        code,
+        reason: reason.into(),
     }
 }
 
@@ -295,35 +319,50 @@ struct Bodies {
     held: u64,
 }
 
-/// A reservation refused: what was asked, what the other sessions hold,
-/// and the bound.
+/// A reservation refused: what was asked (the weight, and the bodies and
+/// pairs it counts), what the other sessions hold, and the bound.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct BodiesFull {
     wanted: u64,
+    bodies: u64,
+    pairs: u64,
     others: u64,
     max: u64,
 }
 
+/// Short enough for a close frame's reason (at most 123 bytes) with the
+/// default bound; a crowd's pairs add a second sentence.
 impl fmt::Display for BodiesFull {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use crate::sim::thousands;
         write!(
             f,
-            "the server is full: {} bodies asked for, and the other tabs hold {} of the {} the \
-             server may hold (--max-bodies)",
+            "server full: {} bodies asked for; the other tabs hold {} of {} (--max-bodies)",
             thousands(self.wanted),
             thousands(self.others),
             thousands(self.max)
-        )
+        )?;
+        if self.wanted > self.bodies {
+            write!(
+                f,
+                ". That is {} bodies, and {} more for the pairs they would touch (about {})",
+                thousands(self.bodies),
+                thousands(self.wanted - self.bodies),
+                thousands(self.pairs)
+            )?;
+        }
+        Ok(())
     }
 }
 
 impl Bodies {
-    /// Holds `at_least` bodies, or more if it holds more already: a change
-    /// of settings holds the larger of the old and new counts while it is
-    /// applied, then [`Bodies::release_to`] the new. Holds what it held
-    /// when the others' and `at_least` pass the bound.
-    fn reserve(&mut self, at_least: u64) -> Result<(), BodiesFull> {
+    /// Holds the weight of `settings` ([`Settings::weight`]), or more if it
+    /// holds more already: a change of settings holds the larger of the old
+    /// and new weights while it is applied, then [`Bodies::release_to`] the
+    /// new. Holds what it held when the others' and the new weight pass the
+    /// bound.
+    fn reserve(&mut self, settings: &Settings) -> Result<(), BodiesFull> {
+        let at_least = settings.weight();
         let Some(more) = at_least.checked_sub(self.held).filter(|&m| m > 0) else {
             return Ok(());
         };
@@ -337,6 +376,8 @@ impl Bodies {
             })
             .map_err(|all| BodiesFull {
                 wanted: at_least,
+                bodies: settings.bodies(),
+                pairs: settings.expected_pairs(),
                 others: all - held,
                 max,
             })?;
@@ -570,6 +611,45 @@ async fn shutdown_signal() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn close_reasons_are_cut_to_fit_the_frame() {
+        let ascii = close_frame(4000, "a".repeat(123));
+        assert_eq!(ascii.reason.len(), 123);
+        assert_eq!(close_frame(4000, "a".repeat(124)).reason.len(), 123);
+        // Two bytes a character: cut at 122, the last boundary within 123.
+        let wide = close_frame(4000, "é".repeat(100));
+        assert_eq!(wide.reason.as_str(), "é".repeat(61));
+        assert_eq!(close_frame(4000, String::new()).reason.as_str(), "");
+    }
+
+    #[test]
+    fn a_refusal_without_pairs_fits_a_close_frame_whole() {
+        // A tab starts sparse; its refusal names the bodies alone, and with
+        // figures up to 99,999,999 the reason is not cut.
+        let full = BodiesFull {
+            wanted: 99_999_999,
+            bodies: 99_999_999,
+            pairs: 0,
+            others: 99_999_999,
+            max: 99_999_999,
+        };
+        let reason = full.to_string();
+        assert!(reason.len() <= MAX_REASON, "{} bytes", reason.len());
+        assert!(reason.ends_with("(--max-bodies)"), "{reason}");
+        let crowd = BodiesFull {
+            wanted: 100,
+            bodies: 40,
+            pairs: 1_200,
+            ..full
+        };
+        assert!(
+            crowd.to_string().ends_with(
+                "That is 40 bodies, and 60 more for the pairs they would touch (about 1,200)"
+            ),
+            "{crowd}"
+        );
+    }
 
     #[test]
     fn exiting_does_not_wait_for_a_busy_blocking_task() {

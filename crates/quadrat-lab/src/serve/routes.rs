@@ -21,7 +21,7 @@ use std::sync::Arc;
 use axum::Router;
 use std::time::Duration;
 
-use axum::extract::ws::{CloseFrame, Message, WebSocketUpgrade};
+use axum::extract::ws::{Message, WebSocketUpgrade};
 use axum::extract::{Request, State as Shared};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
@@ -30,7 +30,7 @@ use axum::routing::get;
 use futures_util::StreamExt;
 use tokio::time::timeout;
 
-use super::{Full, State, protocol, session};
+use super::{Full, State, close_frame, protocol, session};
 
 /// Largest message the page may send (its JSON messages are far smaller).
 pub(super) const MAX_MESSAGE: usize = 4096;
@@ -136,10 +136,7 @@ fn refuse(upgrade: WebSocketUpgrade, code: u16, reason: String) -> Response {
         .max_message_size(MAX_MESSAGE)
         .max_frame_size(MAX_MESSAGE)
         .on_upgrade(move |mut socket| async move {
-            let close = Message::Close(Some(CloseFrame {
-                code,
-                reason: reason.into(),
-            }));
+            let close = Message::Close(Some(close_frame(code, reason)));
             if let Ok(Ok(())) = timeout(WAIT, socket.send(close)).await {
                 let answer = async { while let Some(Ok(_)) = socket.next().await {} };
                 let _ = timeout(WAIT, answer).await;

@@ -44,7 +44,7 @@ use tungstenite::error::{Error as WsError, ProtocolError};
 
 use super::frame::{Encoder, FrameInfo};
 use super::protocol::{self, Command, Reply};
-use super::{Bodies, Options, State};
+use super::{Bodies, Options, State, close_frame};
 use crate::sim::{DT, Settings, Simulation};
 
 /// Commands waiting for the simulation thread; more at once are refused.
@@ -56,10 +56,6 @@ const REPLY_QUEUE: usize = 16;
 /// How long sending a close frame may take before the connection is closed
 /// without it, and then how long the page has to answer it.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(1);
-
-/// The longest reason a close frame can carry: its payload is at most 125
-/// bytes, two of them the code.
-const MAX_REASON: usize = 123;
 
 /// A frame published by the simulation thread.
 #[derive(Clone, Debug, Default)]
@@ -83,18 +79,7 @@ enum End {
 
 impl End {
     fn close(code: u16, reason: impl Into<String>) -> End {
-        let mut reason = reason.into();
-        if reason.len() > MAX_REASON {
-            let mut end = MAX_REASON;
-            while !reason.is_char_boundary(end) {
-                end -= 1;
-            }
-            reason.truncate(end);
-        }
-        End::Close(CloseFrame {
-            code,
-            reason: reason.into(),
-        })
+        End::Close(close_frame(code, reason.into()))
     }
 
     /// The end a broken read calls for; see the close codes in
@@ -400,16 +385,16 @@ impl Driver {
         self.dirty = true;
     }
 
-    /// Applies valid settings whose bodies the server has room for; the
-    /// session holds the larger of the old and new counts while the change
+    /// Applies valid settings whose weight the server has room for; the
+    /// session holds the larger of the old and new weights while the change
     /// is made, then the new.
     fn apply(&mut self, settings: Settings) -> Result<(), String> {
         settings.validate()?;
         self.bodies
-            .reserve(settings.bodies())
+            .reserve(&settings)
             .map_err(|full| full.to_string())?;
         let result = self.sim.apply(settings);
-        self.bodies.release_to(self.sim.settings().bodies());
+        self.bodies.release_to(self.sim.settings().weight());
         result
     }
 

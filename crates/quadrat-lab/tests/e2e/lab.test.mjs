@@ -641,7 +641,7 @@ test('a tab past the server\'s bodies is told why, and a change past them is ref
     await first.waitForFunction(() => document.getElementById('message').classList.contains('error'));
     assert.match(
       await first.textContent('#message'),
-      /^the server is full: 3,001 bodies asked for, and the other tabs hold 0 of the 2,500 the server may hold \(--max-bodies\)$/,
+      /^server full: 3,001 bodies asked for; the other tabs hold 0 of 2,500 \(--max-bodies\)$/,
     );
     assert.equal(await first.inputValue('#count'), '1000');
     await second.goto(capped.url);
@@ -652,7 +652,7 @@ test('a tab past the server\'s bodies is told why, and a change past them is ref
     assert.match(told.status, /server full/);
     assert.match(
       told.notice,
-      /^The lab server has no room for this tab's objects \(the server is full: 1,001 bodies asked for, and the other tabs hold 2,002 of the 2,500 the server may hold \(--max-bodies\)\)\./,
+      /^The lab server has no room for this tab's objects \(server full: 1,001 bodies asked for; the other tabs hold 2,002 of 2,500 \(--max-bodies\)\)\./,
     );
     // The first tab shrinks, which makes room: the third gets in at its
     // next retry, a few seconds later (1 s, 2 s, 4 s…).
