@@ -688,6 +688,90 @@ async fn the_server_bounds_the_bodies_of_all_tabs() {
     lab.shut_down().await;
 }
 
+/// The first message a new tab gets: `Ok(type)` of the first text, or
+/// `Err(code)` of the close frame that refused it.
+async fn first_word(mut socket: Socket) -> (Socket, Result<String, u16>) {
+    loop {
+        match timeout(WAIT, socket.next()).await.unwrap() {
+            Some(Ok(Message::Text(text))) => {
+                let value: Value = serde_json::from_str(&text).unwrap();
+                let kind = value["type"].as_str().unwrap().to_owned();
+                return (socket, Ok(kind));
+            }
+            Some(Ok(Message::Close(Some(frame)))) => {
+                return (socket, Err(u16::from(frame.code)));
+            }
+            Some(Ok(_)) => {}
+            other => panic!("neither a message nor a close frame: {other:?}"),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn tabs_racing_for_the_last_room_never_pass_the_bound() {
+    // Room for five tabs of 1,001 bodies, and 500 more.
+    let lab = Lab::start(Options {
+        max_bodies: 5 * 1_001 + 500,
+        ..Options::default()
+    })
+    .await;
+    let url = format!("ws://{}/ws", lab.addr);
+    for round in 0..5 {
+        // Twenty tabs at once: five get in, whatever the order.
+        let tabs = (0..20).map(|_| {
+            let url = url.clone();
+            tokio::spawn(async move {
+                let (socket, _) = tokio_tungstenite::connect_async(url).await.unwrap();
+                first_word(socket).await
+            })
+        });
+        let mut admitted = Vec::new();
+        let mut refused = 0;
+        for tab in futures_util::future::join_all(tabs).await {
+            match tab.unwrap() {
+                (socket, Ok(kind)) => {
+                    assert_eq!(kind, "hello");
+                    admitted.push(Client::from(socket));
+                }
+                (_, Err(code)) => {
+                    assert_eq!(code, protocol::SERVER_FULL);
+                    refused += 1;
+                }
+            }
+        }
+        assert_eq!((admitted.len(), refused), (5, 15), "round {round}");
+        lab.wait_sessions(|n| n == 5).await;
+        assert_eq!(lab.stats.bodies(), 5_005, "round {round}");
+
+        // All five grow by 400 at once, each on its own simulation
+        // thread: the room left takes one.
+        let grow = admitted.into_iter().map(|mut tab| {
+            tokio::spawn(async move {
+                send(&mut tab, r#"{"type":"settings","count":1400}"#).await;
+                let reply = next_text(&mut tab).await;
+                (tab, reply["type"].as_str().unwrap().to_owned())
+            })
+        });
+        let mut grown = 0;
+        let mut tabs = Vec::new();
+        for tab in futures_util::future::join_all(grow).await {
+            let (tab, kind) = tab.unwrap();
+            match kind.as_str() {
+                "settings" => grown += 1,
+                "error" => {}
+                other => panic!("{other}"),
+            }
+            tabs.push(tab);
+        }
+        assert_eq!(grown, 1, "round {round}");
+        assert_eq!(lab.stats.bodies(), 5_405, "round {round}");
+        drop(tabs);
+        lab.wait_sessions(|n| n == 0).await;
+        assert_eq!(lab.stats.bodies(), 0, "round {round}");
+    }
+    lab.shut_down().await;
+}
+
 #[tokio::test]
 async fn a_refusal_with_long_figures_still_fits_its_close_frame() {
     // A close frame's payload is at most 125 bytes, two of them the code;

@@ -612,6 +612,51 @@ async fn shutdown_signal() {
 mod tests {
     use super::*;
 
+    /// Threads taking and giving back room at once, each asking for three
+    /// tabs' room where the bound holds two: the sum never passes the
+    /// bound, a thread that holds two is always refused a third, and
+    /// everything is given back.
+    #[test]
+    fn reservations_from_many_threads_never_pass_the_bound() {
+        let stats = Arc::new(Stats::default());
+        let settings = Settings::default();
+        let one = settings.weight();
+        let max = 2 * one;
+        let (peak, refusals) = (AtomicU64::new(0), AtomicU64::new(0));
+        std::thread::scope(|scope| {
+            for _ in 0..4 {
+                scope.spawn(|| {
+                    for _ in 0..20_000 {
+                        let mut shares: [Bodies; 3] = core::array::from_fn(|_| Bodies {
+                            stats: Arc::clone(&stats),
+                            max,
+                            held: 0,
+                        });
+                        let mut held = 0;
+                        for share in &mut shares {
+                            match share.reserve(&settings) {
+                                Ok(()) => {
+                                    held += 1;
+                                    let now = stats.bodies();
+                                    assert!(now <= max, "{now} held, the bound {max}");
+                                    peak.fetch_max(now, Ordering::Relaxed);
+                                }
+                                Err(full) => {
+                                    assert!(full.others + one > max, "{full:?}");
+                                    refusals.fetch_add(1, Ordering::Relaxed);
+                                }
+                            }
+                        }
+                        assert!(held <= 2, "three tabs' room held where two fit");
+                    }
+                });
+            }
+        });
+        assert_eq!(stats.bodies(), 0);
+        assert!(peak.into_inner() <= max);
+        assert!(refusals.into_inner() >= 4 * 20_000);
+    }
+
     #[test]
     fn close_reasons_are_cut_to_fit_the_frame() {
         let ascii = close_frame(4000, "a".repeat(123));
