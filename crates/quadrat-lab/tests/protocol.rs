@@ -6,7 +6,7 @@ use quadrat::{Aabb, MAX_DEPTH, Vec2};
 use quadrat_lab::serve::frame::{self, Decoder, Encoder, FrameInfo, Header};
 use quadrat_lab::serve::protocol::{Command, Reply, SettingsUpdate, parse};
 use quadrat_lab::sim::{
-    BroadPhase, MAX_COUNT, Marks, Scene, Settings, Simulation, TILES_MAX, WORLD,
+    BroadPhase, LEVEL_SPEED_MAX, MAX_COUNT, Marks, Scene, Settings, Simulation, TILES_MAX, WORLD,
 };
 
 #[test]
@@ -281,6 +281,34 @@ fn the_level_refuses_movers_too_many_or_too_large_to_touch_in_bounds() {
         "{err}"
     );
     assert!(level(MAX_COUNT, 1.01).validate().is_err());
+    // The level's movers go at most at speed 5; the object scenes' at 20.
+    assert!(
+        Settings {
+            speed: LEVEL_SPEED_MAX,
+            ..level(1_000, 1.0)
+        }
+        .validate()
+        .is_ok()
+    );
+    let err = Settings {
+        speed: 5.5,
+        ..level(1_000, 1.0)
+    }
+    .validate()
+    .unwrap_err();
+    assert_eq!(
+        err,
+        "the level's movers go at most speed 5 (got 5.5): faster, they sink into the walls' \
+         tiles within a tick and touch thousands of them; lower the speed"
+    );
+    assert!(
+        Settings {
+            speed: 20.0,
+            ..Settings::default()
+        }
+        .validate()
+        .is_ok()
+    );
     // The objects scenes are not held to it: their boxes shrink as they
     // grow in number.
     assert!(
@@ -540,6 +568,7 @@ fn frames_coded_against_the_one_before_decode_to_the_whole_picture() {
             25 => Settings {
                 scene: Scene::Level,
                 tiles: 3_000,
+                speed: LEVEL_SPEED_MAX,
                 ..s
             },
             30 => Settings { tiles: 5_000, ..s },

@@ -623,6 +623,21 @@ async fn the_server_bounds_the_bodies_of_all_tabs() {
     .await;
     assert_eq!(next_text(&mut b).await["type"], "settings");
     assert_eq!(lab.stats.bodies(), 20_001 + 4_786);
+    // The pairs alone can pass the bound: at size 6 the same 2,000 objects
+    // would weigh 13,426 (230,500 pairs), where their bodies fit. And
+    // shrinking only the size gives weight back: at size 1, 2,226.
+    send(&mut b, r#"{"type":"settings","size":6}"#).await;
+    let reply = next_text(&mut b).await;
+    assert!(
+        reply["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("server full: 13,426 bodies asked for; the other tabs hold 20,001"),
+        "{reply}"
+    );
+    send(&mut b, r#"{"type":"settings","size":1}"#).await;
+    assert_eq!(next_text(&mut b).await["type"], "settings");
+    assert_eq!(lab.stats.bodies(), 20_001 + 2_226);
 
     // B's growth would pass the bound: refused, and B goes on as it was.
     // 10,000 mixed objects at size 1: 32,500 pairs, 22,499 past the bodies.
@@ -635,7 +650,7 @@ async fn the_server_bounds_the_bodies_of_all_tabs() {
          (--max-bodies). That is 10,001 bodies, and 1,125 more for the pairs they would touch \
          (about 32,500)"
     );
-    assert_eq!(lab.stats.bodies(), 24_787);
+    assert_eq!(lab.stats.bodies(), 22_227);
     let frame = next_frame(&mut b).await;
     assert_eq!(frame.header.count, 2_000);
     // An invalid change is refused for what is wrong with it, not for room.
@@ -774,8 +789,10 @@ async fn tabs_racing_for_the_last_room_never_pass_the_bound() {
 
 #[tokio::test]
 async fn a_refusal_with_long_figures_still_fits_its_close_frame() {
-    // A close frame's payload is at most 125 bytes, two of them the code;
-    // these figures make the reason longer than the 123 left.
+    // A close frame's payload is at most 125 bytes, two of them the code.
+    // The refusal's old wording made 127 bytes of reason at these figures
+    // (129 at the default bound's); the cut itself is tested in
+    // `serve::tests::close_reasons_are_cut_to_fit_the_frame`.
     let lab = Lab::start(Options {
         max_bodies: 200_001,
         settings: Settings {
@@ -821,6 +838,22 @@ async fn a_bound_below_one_tab_is_refused_at_start() {
     assert_eq!(
         refused.to_string(),
         "--max-bodies 1,000 is below the 1,001 bodies a tab starts with"
+    );
+    // Starting settings no tab could start with are refused too.
+    let invalid = Server::bind(Options {
+        port: 0,
+        settings: Settings {
+            count: 5,
+            ..Settings::default()
+        },
+        ..Options::default()
+    })
+    .await
+    .expect_err("settings no tab can start with are refused");
+    assert_eq!(invalid.kind(), std::io::ErrorKind::InvalidInput);
+    assert_eq!(
+        invalid.to_string(),
+        "the settings a tab starts with are invalid: count must be between 10 and 100,000 (got 5)"
     );
     let lab = Lab::start(Options {
         max_bodies: 1_001,

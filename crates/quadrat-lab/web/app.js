@@ -161,7 +161,7 @@
       case 4429:
         return ['too many tabs', `The lab server has no free session (${reason || 'too many tabs'}). Close another lab tab, or start the server with a higher --max-sessions.`];
       case 4507:
-        return ['server full', `The lab server has no room for this tab's objects (${reason || 'server full'}). Close another lab tab, lower its object or tile counts, or start the server with a higher --max-bodies.`];
+        return ['server full', `The lab server has no room for this tab's objects (${reason || 'server full'}). Close another lab tab, lower its object or tile counts or their size, or start the server with a higher --max-bodies.`];
       case 4403:
         return ['origin refused', `The lab server refused this page's origin${why}. Open the page at the address the server printed.`];
       case 4000:

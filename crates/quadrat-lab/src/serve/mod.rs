@@ -86,9 +86,11 @@ pub struct Args {
     /// The most bodies (movers, players and tiles) of all tabs together,
     /// the pairs a crowd touches counted too: past one a body, 20 touching
     /// pairs of the object scenes weigh as one body, 2 of the level. Each
-    /// takes at most about 420 bytes (the largest level, 1.1 million bodies
-    /// and 2 million pairs, weighs 1.56 million and peaks at 635 MB), so the
-    /// default holds the tabs to about 1.7 GB.
+    /// takes at most about 480 bytes with the tree's default settings (the
+    /// largest level, 1.1 million bodies and 2 million pairs, weighs 1.72
+    /// million and peaks at 770 to 820 MB with its frames), and up to about
+    /// 640 with a split threshold of 1 and a depth of 24: the default holds
+    /// the tabs to about 2 GB, and 2.6 GB at worst.
     #[arg(long, default_value_t = 4_000_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_bodies: u64,
     /// Open the page in the default browser once the server listens (the
@@ -124,7 +126,7 @@ pub struct Options {
     /// touch counted by what they take in memory ([`Settings::weight`]): a
     /// new tab whose starting settings would pass it is refused (close code
     /// [`protocol::SERVER_FULL`]), and so is a change of settings, with an
-    /// `error`. Default 4,000,000, about 1.7 GB at most (see
+    /// `error`. Default 4,000,000, about 2.6 GB at most (see
     /// [`Args::max_bodies`]); each tab's crowding is bounded by
     /// [`Settings::validate`].
     pub max_bodies: u64,
@@ -169,9 +171,13 @@ impl Default for Options {
 }
 
 impl Options {
-    /// Refuses a `max_bodies` below the weight of the settings a tab starts
-    /// with ([`Settings::weight`]), which would refuse every tab.
+    /// Refuses settings a tab cannot start with ([`Settings::validate`]),
+    /// and a `max_bodies` below their weight ([`Settings::weight`]), which
+    /// would refuse every tab.
     pub fn check(&self) -> Result<(), String> {
+        self.settings
+            .validate()
+            .map_err(|why| format!("the settings a tab starts with are invalid: {why}"))?;
         let first = self.settings.weight();
         if self.max_bodies < first {
             return Err(format!(
@@ -330,18 +336,26 @@ struct BodiesFull {
     max: u64,
 }
 
-/// Short enough for a close frame's reason (at most 123 bytes) with the
-/// default bound; a crowd's pairs add a second sentence.
-impl fmt::Display for BodiesFull {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl BodiesFull {
+    /// The figures in one sentence, short enough for a close frame's reason
+    /// (at most 123 bytes) with figures of up to ten digits.
+    fn reason(&self) -> String {
         use crate::sim::thousands;
-        write!(
-            f,
+        format!(
             "server full: {} bodies asked for; the other tabs hold {} of {} (--max-bodies)",
             thousands(self.wanted),
             thousands(self.others),
             thousands(self.max)
-        )?;
+        )
+    }
+}
+
+/// [`BodiesFull::reason`], and where a crowd's pairs weigh too, how much
+/// (for the `error` that refuses a change of settings).
+impl fmt::Display for BodiesFull {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use crate::sim::thousands;
+        f.write_str(&self.reason())?;
         if self.wanted > self.bodies {
             write!(
                 f,
@@ -670,18 +684,23 @@ mod tests {
 
     #[test]
     fn a_refusal_without_pairs_fits_a_close_frame_whole() {
-        // A tab starts sparse; its refusal names the bodies alone, and with
-        // figures up to 99,999,999 the reason is not cut.
+        // A refused tab's reason leaves the pairs out, and with figures of
+        // up to ten digits it is not cut.
         let full = BodiesFull {
-            wanted: 99_999_999,
-            bodies: 99_999_999,
-            pairs: 0,
-            others: 99_999_999,
-            max: 99_999_999,
+            wanted: 9_999_999_999,
+            bodies: 1_001,
+            pairs: 500_000_000_000,
+            others: 9_999_999_999,
+            max: 9_999_999_999,
         };
-        let reason = full.to_string();
+        let reason = full.reason();
         assert!(reason.len() <= MAX_REASON, "{} bytes", reason.len());
         assert!(reason.ends_with("(--max-bodies)"), "{reason}");
+        let full = BodiesFull {
+            bodies: 9_999_999_999,
+            ..full
+        };
+        assert_eq!(full.to_string(), full.reason());
         let crowd = BodiesFull {
             wanted: 100,
             bodies: 40,

@@ -37,7 +37,7 @@
 //! | [`TIMED_OUT`] (4408) | nothing (no message, no Pong) came from the page for the server's idle timeout |
 //! | [`REFUSED_ORIGIN`] (4403) | right after the handshake: the page is not the lab's own (another origin); the reason names it |
 //! | [`TOO_MANY_TABS`] (4429) | right after the handshake: every session slot is taken (`--max-sessions`); the reason says how many |
-//! | [`SERVER_FULL`] (4507) | right after the handshake: the new tab's bodies would pass the server's bound on all tabs' bodies together (`--max-bodies`); the reason says how many are held (cut, like every close reason, to the 123 bytes a close frame has room for) |
+//! | [`SERVER_FULL`] (4507) | right after the handshake: the new tab's bodies (their crowd's pairs counted) would pass the server's bound on all tabs' bodies together (`--max-bodies`); the reason says how many are held (cut, like every close reason, to the 123 bytes a close frame has room for) |
 //!
 //! A close frame from the page is answered with the same code, as the close
 //! handshake asks. A page that stops reading gets no close frame (it would

@@ -115,7 +115,7 @@ async fn websocket(
             );
         }
         Err(Full::Bodies(full)) => {
-            return refuse(upgrade, protocol::SERVER_FULL, full.to_string());
+            return refuse(upgrade, protocol::SERVER_FULL, full.reason());
         }
     };
     upgrade
