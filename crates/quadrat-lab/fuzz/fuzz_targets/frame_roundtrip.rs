@@ -10,8 +10,8 @@ use quadrat::scenario::Layout;
 use quadrat::{Aabb, MAX_DEPTH, Vec2};
 use quadrat_lab::serve::frame::{self, Decoder, Encoder, FrameInfo};
 use quadrat_lab::sim::{
-    BroadPhase, MAX_ITEMS_LIMIT, MIN_COUNT, SIZE_RANGE, SPEED_RANGE, Scene, Settings, Simulation,
-    WORLD,
+    BroadPhase, LEVEL_SPEED_MAX, MAX_ITEMS_LIMIT, MIN_COUNT, SIZE_RANGE, SPEED_RANGE, Scene,
+    Settings, Simulation, WORLD,
 };
 
 /// A few hundred objects at most, so that one run stays well under a
@@ -42,15 +42,21 @@ fn between((lo, hi): (f32, f32), t: u8) -> f32 {
 }
 
 fn settings(input: &Input) -> Settings {
+    let scene = if input.layout % 5 == 4 && !input.brute_force {
+        Scene::Level
+    } else {
+        Scene::Objects(Layout::ALL[usize::from(input.layout) % Layout::ALL.len()])
+    };
+    // The level's movers go at most at LEVEL_SPEED_MAX.
+    let speeds = match scene {
+        Scene::Level => (SPEED_RANGE.0, LEVEL_SPEED_MAX),
+        Scene::Objects(_) => SPEED_RANGE,
+    };
     Settings {
         count: MIN_COUNT + usize::from(input.count % MAX_OBJECTS),
         size: between(SIZE_RANGE, input.size),
-        speed: between(SPEED_RANGE, input.speed),
-        scene: if input.layout % 5 == 4 && !input.brute_force {
-            Scene::Level
-        } else {
-            Scene::Objects(Layout::ALL[usize::from(input.layout) % Layout::ALL.len()])
-        },
+        speed: between(speeds, input.speed),
+        scene,
         tiles: usize::from(input.tiles % 2_000),
         max_items: 1 + usize::from(input.max_items) % MAX_ITEMS_LIMIT,
         max_depth: input.max_depth % (MAX_DEPTH + 1),
