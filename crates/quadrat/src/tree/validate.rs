@@ -8,7 +8,8 @@ impl<T> QuadTree<T> {
     /// broken. Meant for tests (run it after each mutation) and debugging;
     /// it costs O(n · depth).
     ///
-    /// Checked: the node geometry follows from the parent; each node's run
+    /// Checked: the node geometry follows from the parent, and each cell is
+    /// a box inside its parent's cell and its own loose bounds; each node's run
     /// lies within the entry arrays and no two runs overlap; the copy of each
     /// node the searches read is up to date; every item is
     /// stored in the node its box's placement selects, and its slot points
@@ -112,6 +113,15 @@ impl<T> QuadTree<T> {
                     let (cell, loose) = geo.child_geometry(q as usize);
                     if g.cell != cell || g.loose != loose {
                         return fail(format!("child {q} of node {n} has wrong geometry"));
+                    }
+                    if !g.cell.is_valid()
+                        || !geo.cell.contains(&g.cell)
+                        || !g.loose.contains(&g.cell)
+                    {
+                        return fail(format!(
+                            "the cell of child {q} of node {n} is not a box inside its parent's \
+                             and its own loose bounds"
+                        ));
                     }
                     if c.depth != node.depth + 1 || g.edges != geo.child_edges(q as usize) {
                         return fail(format!("child {q} of node {n} has wrong depth or edges"));

@@ -85,9 +85,12 @@ pub struct Events<'a> {
     pub candidates: usize,
     /// How many of those passed the layer filter and got the exact test.
     pub exact_tests: usize,
-    /// How many bodies had changed since the last step (added, moved,
-    /// reshaped, re-layered or removed); every body after
-    /// [`clear`](CollisionWorld::clear).
+    /// How many slots had changed since the last step: a body added,
+    /// moved, reshaped, re-layered or removed marks its slot once, so a
+    /// body removed and another added into the slot it freed count as
+    /// one. After [`clear`](CollisionWorld::clear), the number of bodies
+    /// the world holds at this step (the bodies the clear removed are not
+    /// counted).
     pub changed: usize,
     /// `true` when the step took the full pass over the tree rather than
     /// one query per changed body (see [`step`](CollisionWorld::step)).

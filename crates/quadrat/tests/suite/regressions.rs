@@ -647,3 +647,56 @@ fn ray_casts_with_raise_hits_below_their_box_to_its_entry() {
     assert_eq!(checked, 4 * 40 * 4);
     assert!(beyond > 100, "{beyond} hits beyond max_dist");
 }
+
+/// Worlds and boxes at odd multiples of the smallest subnormal. Halving
+/// each coordinate before adding rounded twice there, so a centre could
+/// fall outside its box (the point box at 3 × 2⁻¹⁴⁹ had its centre at
+/// 4 × 2⁻¹⁴⁹), and a cell of zero width split at a point outside itself:
+/// half of the nodes `nodes()` showed had `min > max`. Queries and pairs
+/// still agreed with brute force, since every path placed by the same
+/// centre, and `validate()` did not check that a cell lies inside its
+/// parent's.
+#[test]
+fn cells_at_odd_subnormal_coordinates_nest() {
+    let u = f32::from_bits;
+    let worlds = [
+        Aabb::new([u(1), 0.0], [u(1), 100.0]),
+        Aabb::from_point([u(3), u(3)]),
+        Aabb::new([u(3), u(3)], [u(5), u(5)]),
+        Aabb::new([u(1), u(1)], [u(3), u(7)]),
+        Aabb::new([-u(5), -u(3)], [u(3), u(5)]),
+    ];
+    for world in worlds {
+        let mut tree = QuadTree::with_config(
+            world,
+            Config {
+                max_items: 1,
+                max_depth: 8,
+                ..Config::default()
+            },
+        );
+        let mut boxes = Vec::new();
+        for i in 0..64u32 {
+            let x = world.min.x + (world.max.x - world.min.x) * (i % 8) as f32 / 8.0;
+            let y = world.min.y + (world.max.y - world.min.y) * (i / 8) as f32 / 8.0;
+            let b = Aabb::new([x, y], [x.max(u(i % 5)), y]);
+            let b = Aabb::new(b.min.min(b.max), b.min.max(b.max));
+            assert!(b.contains_point(b.center()), "{b:?}");
+            boxes.push((tree.insert(b, i), b));
+            tree.validate()
+                .unwrap_or_else(|e| panic!("{world:?}, insert #{i}: {e}"));
+        }
+        let nodes: Vec<_> = tree.nodes().collect();
+        assert!(nodes.len() > 1, "{world:?}: the tree split");
+        for n in &nodes {
+            assert!(
+                n.bounds.is_valid() && world.contains(&n.bounds),
+                "{world:?}: {n:?}"
+            );
+            assert!(n.loose.contains(&n.bounds), "{world:?}: {n:?}");
+        }
+        for &(k, b) in &boxes {
+            assert!(tree.query(b).any(|(key, _)| key == k), "{world:?}: {b:?}");
+        }
+    }
+}

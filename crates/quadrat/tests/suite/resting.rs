@@ -282,3 +282,30 @@ fn a_step_examines_only_the_pairs_of_what_changed() {
     assert!(events.candidates <= 20, "{} candidates", events.candidates);
     assert!(events.candidates < all);
 }
+
+/// `Events::changed` counts slots: a body removed and another added into
+/// the slot it freed count once; after `clear`, it is the bodies the world
+/// holds, not those the clear removed.
+#[test]
+fn changed_counts_slots_and_after_a_clear_the_bodies_held() {
+    use quadrat::CollisionWorld;
+    let mut world = CollisionWorld::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    let keys: Vec<_> = (0..5)
+        .map(|i| world.add(Shape::Point, [i as f32, 0.0], Filter::ALL, i))
+        .collect();
+    assert_eq!(world.step().changed, 5);
+    assert_eq!(world.remove(keys[2]), Some(2));
+    let again = world.add(Shape::Point, [50.0, 50.0], Filter::ALL, 9);
+    assert_eq!(again.index(), keys[2].index(), "the freed slot is reused");
+    assert_eq!(world.step().changed, 1);
+    world.set_position(keys[0], [0.0, 1.0]);
+    world.set_position(keys[1], [1.0, 1.0]);
+    assert_eq!(world.step().changed, 2);
+    world.clear();
+    assert_eq!(world.step().changed, 0);
+    world.add(Shape::Point, [1.0, 1.0], Filter::ALL, 1);
+    world.clear();
+    world.add(Shape::Point, [2.0, 2.0], Filter::ALL, 2);
+    world.add(Shape::Point, [3.0, 3.0], Filter::ALL, 3);
+    assert_eq!(world.step().changed, 2);
+}

@@ -87,13 +87,19 @@ pub fn world(offset: Vec2, scale: f32) -> Aabb {
     Aabb::new(offset, [offset.x + scale, offset.y + scale])
 }
 
-/// Worlds from the edges of `f32`: tiny, huge, subnormal, far off-centre,
-/// and the whole finite range.
+/// Worlds from the edges of `f32`: tiny, huge, subnormal (one a few units
+/// of the smallest subnormal wide), far off-centre, and the whole finite
+/// range.
 pub fn extreme_worlds() -> Vec<Aabb> {
     vec![
         world(Vec2::new(0.0, 0.0), 1e-30),
         world(Vec2::new(-5e-31, -5e-31), 1e-30),
         world(Vec2::new(0.0, 0.0), 1e-40), // subnormal
+        // Odd multiples of the smallest subnormal, where halving rounds.
+        Aabb::new(
+            [f32::from_bits(1), -f32::from_bits(3)],
+            [f32::from_bits(3), f32::from_bits(5)],
+        ),
         world(Vec2::new(0.0, 0.0), 1e30),
         world(Vec2::new(-5e29, -5e29), 1e30),
         world(Vec2::new(1e30, -1e30), 1e20),
