@@ -253,7 +253,12 @@ impl Shape {
     /// negative. `max_dist` may be infinite. A ray that does not enter the
     /// shape's [`aabb`](Shape::aabb) (tested in `f64`, as
     /// [`Ray::intersect_aabb`] does) misses, even where rounding in the
-    /// shape's own test would call it a grazing hit.
+    /// shape's own test would call it a grazing hit. Likewise the distance
+    /// is never less than where the ray enters that box (as
+    /// [`Ray::intersect_aabb`] gives it): where the shape's own test rounds
+    /// below it, the box's entry is the distance. So a tree of the shapes'
+    /// boxes, whose ray casts prune and rank by box entries, ranks bodies
+    /// as their shapes' distances do (`CollisionWorld::raycast`).
     ///
     /// ```
     /// use quadrat::{Ray, RayHit, Shape, Vec2};
@@ -290,7 +295,7 @@ impl Shape {
         // one passing a circle of radius 0 a few parts in 10¹² away would
         // be. Otherwise a body could be hit here and pruned by the tree.
         let bounds = self.aabb(pos);
-        ray.intersect_aabb(&bounds, f32::INFINITY)?;
+        let entry = ray.intersect_aabb(&bounds, f32::INFINITY)?;
         // From farther than 64 times the size of a shape that has one, `f32`
         // arithmetic from the origin rounds by more than the shape's size:
         // start instead a little before the ray enters the shape's box (in
@@ -313,6 +318,15 @@ impl Shape {
         }?;
         if skip > 0.0 {
             hit.dist = (skip + f64::from(hit.dist)) as f32;
+        }
+        // Never nearer than where the ray enters the box: the tree's ray
+        // casts rank a hit no nearer than its box's entry, and the shape's
+        // own test in `f32` can round a unit in the last place below it (a
+        // point hit head-on from 400 units away). The world's ray cast
+        // then ranked such a body by the raised distance and reported the
+        // lower one, so it lost a tie it should have won by key.
+        if hit.dist < entry {
+            hit.dist = entry;
         }
         (hit.dist <= max_dist && hit.dist.is_finite() && hit.normal.is_finite()).then_some(hit)
     }

@@ -1792,3 +1792,89 @@ fn rays_from_the_ends_of_the_range_never_hit_what_they_pass() {
     );
     assert_eq!(world.raycast(ray, f32::INFINITY, Layers::ALL), None);
 }
+
+/// A hit is never nearer than where the ray enters the shape's box, as
+/// `Ray::intersect_aabb` gives it: the tree's ray casts rank a body no
+/// nearer than its box's entry, so a shape's distance below it made the
+/// world rank that body behind one it ties with. A point hit head-on from
+/// 400 units away, with a circle touching it on the far side, was hit at
+/// 567.9296 by both shapes' tests, and the point's box was entered at the
+/// next `f32` up: the world's ray cast returned the circle, where the
+/// point has the smaller key. Found by fuzzing `CollisionWorld::raycast`
+/// against brute force.
+#[test]
+fn a_hit_is_never_nearer_than_its_box() {
+    use quadrat::{CollisionWorld, Filter, Key, Layers};
+    let dot = circle(0.0);
+    let ball = circle(4.125);
+    let ray = Ray::new([-401.5869, -401.5869], [12.078_431, 12.078_431]);
+    let mut world = CollisionWorld::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+    let bodies = [
+        (
+            world.add(dot, [0.0, 0.0], Filter::ALL, ()),
+            dot,
+            Vec2::new(0.0, 0.0),
+        ),
+        (
+            world.add(ball, [2.979_053, 2.853_221_7], Filter::ALL, ()),
+            ball,
+            Vec2::new(2.979_053, 2.853_221_7),
+        ),
+    ];
+    let mut hits: Vec<(Key, RayHit)> = Vec::new();
+    for (k, shape, pos) in bodies {
+        let hit = shape.raycast(pos, ray, f32::INFINITY).unwrap();
+        let entry = ray.intersect_aabb(&shape.aabb(pos), f32::INFINITY).unwrap();
+        assert!(hit.dist >= entry, "{shape:?}: {hit:?} before {entry}");
+        hits.push((k, hit));
+    }
+    hits.sort_by(|a, b| a.1.dist.total_cmp(&b.1.dist).then(a.0.cmp(&b.0)));
+    assert_eq!(
+        world.raycast(ray, f32::INFINITY, Layers::ALL),
+        Some(hits[0])
+    );
+    assert_eq!(world.raycast_all(ray, f32::INFINITY, Layers::ALL), hits);
+
+    // Every kind of shape, from near and far, aimed at its centre, at a
+    // corner of its box, or anywhere near it.
+    let mut rng = Rng::new(0x5EED_0015);
+    let mut checked = 0;
+    for i in 0..40_000 {
+        let shape = match i % 5 {
+            0 => circle(0.0),
+            1 => Shape::Point,
+            _ => random_shape(&mut rng),
+        };
+        let pos = Vec2::new(random_coord(&mut rng), random_coord(&mut rng));
+        let bounds = shape.aabb(pos);
+        let far = [1.0, 10.0, 400.0, 1e4, 1e6][rng.below(5) as usize];
+        let theta = f64::from(rng.unit()) * core::f64::consts::TAU;
+        let o = Vec2::new(
+            (f64::from(pos.x) + far * theta.cos()) as f32,
+            (f64::from(pos.y) + far * theta.sin()) as f32,
+        );
+        let aim = match rng.below(3) {
+            0 => pos,
+            1 => [
+                bounds.min,
+                bounds.max,
+                Vec2::new(bounds.min.x, bounds.max.y),
+            ][rng.below(3) as usize],
+            _ => pos + Vec2::new(random_signed(&mut rng), random_signed(&mut rng)),
+        };
+        let ray = Ray::new(o, aim - o);
+        if ray.validate().is_err() {
+            continue;
+        }
+        let Some(hit) = shape.raycast(pos, ray, f32::INFINITY) else {
+            continue;
+        };
+        let entry = ray.intersect_aabb(&bounds, f32::INFINITY);
+        assert!(
+            entry.is_some_and(|t| hit.dist >= t),
+            "{shape:?} at {pos:?}, {ray:?}: {hit:?}, box entered at {entry:?}"
+        );
+        checked += 1;
+    }
+    assert!(checked > 12_000, "{checked}");
+}
