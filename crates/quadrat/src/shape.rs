@@ -294,8 +294,10 @@ impl Shape {
         // tests below must not report a ray that passes beside the box, as
         // one passing a circle of radius 0 a few parts in 10¹² away would
         // be. Otherwise a body could be hit here and pruned by the tree.
+        // (`Ray::intersect_aabb`'s test, kept in `f64` for the far start.)
         let bounds = self.aabb(pos);
-        let entry = ray.intersect_aabb(&bounds, f32::INFINITY)?;
+        let t = crate::geom::RayCast::new(&ray, f32::INFINITY)?.enter(&bounds)?;
+        let entry = t as f32;
         // From farther than 64 times the size of a shape that has one, `f32`
         // arithmetic from the origin rounds by more than the shape's size:
         // start instead a little before the ray enters the shape's box (in
@@ -303,12 +305,8 @@ impl Shape {
         let size = bounds.width().max(bounds.height());
         let mut skip = 0.0f64;
         let mut o = o;
-        if size > 0.0 {
-            let cast = crate::geom::RayCast::new(&ray, f32::INFINITY)?;
-            let t = cast.enter(&bounds)?;
-            if t > 64.0 * f64::from(size) {
-                (skip, o) = closer_origin(&ray, &bounds, t, size)?;
-            }
+        if size > 0.0 && t > 64.0 * f64::from(size) {
+            (skip, o) = closer_origin(&ray, &bounds, t, size)?;
         }
         let (core, radius) = narrow::core(self, pos);
         let mut hit = match core {
