@@ -5,7 +5,8 @@
 //! `cargo bench -p quadrat-bench --bench world` — the scenarios of
 //! `quadrat::scenario` (uniform, clustered, mixed sizes) at n = 10k and
 //! 100k; brute force at 10k. `resting_step`: a tile map of 8k and 200k
-//! tiles with 1k movers, where only the movers change.
+//! tiles with 1k movers, where only the movers change. `outside_step`:
+//! 100k bodies at rest and 1k that wander outside the world, all around it.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use quadrat::scenario::{Layout, Rng, Scenario};
@@ -231,5 +232,43 @@ fn resting(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench, resting);
+/// 100,000 circles at rest inside the world and 1,000 small circles that
+/// wander outside it, all around: the wanderers are stored at the root,
+/// and the step should cost what they meet, not what the world holds.
+fn outside(c: &mut Criterion) {
+    let mut group = c.benchmark_group("outside_step");
+    group
+        .sample_size(20)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3));
+    let mut world = CollisionWorld::new(quadrat::Aabb::new([0.0, 0.0], [1000.0, 1000.0]));
+    let ball = Shape::Circle { radius: 0.5 };
+    let mut rng = Rng::new(9);
+    for i in 0..100_000u32 {
+        let p = Vec2::new(rng.range(0.0, 1000.0), rng.range(0.0, 1000.0));
+        world.add(ball, p, Filter::ALL, i);
+    }
+    let mut wanderers: Vec<(Key, Vec2)> = (0..1000u32)
+        .map(|i| {
+            let t = rng.range(0.0, std::f32::consts::TAU);
+            let r = rng.range(800.0, 2000.0);
+            let p = Vec2::new(500.0 + r * t.cos(), 500.0 + r * t.sin());
+            (world.add(ball, p, Filter::ALL, 100_000 + i), p)
+        })
+        .collect();
+    world.step();
+    group.throughput(Throughput::Elements(1000));
+    group.bench_function("1k_wanderers_100k_at_rest", |b| {
+        b.iter(|| {
+            for (k, p) in &mut wanderers {
+                *p += Vec2::new(rng.range(-0.1, 0.1), rng.range(-0.1, 0.1));
+                world.set_position(*k, *p);
+            }
+            black_box(world.step().contacts.len())
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench, resting, outside);
 criterion_main!(benches);

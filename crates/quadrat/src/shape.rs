@@ -133,11 +133,40 @@ impl Shape {
     /// Meaningful for valid shapes at finite positions; this is the box to
     /// give a [`QuadTree`](crate::QuadTree) for the broad phase.
     ///
+    /// The box and the exact tests round differently: two shapes that
+    /// [`contact`](Shape::contact) and [`intersects`](Shape::intersects)
+    /// call touching, at a gap below their rounding, can have boxes one
+    /// `f32` step apart, which a broad phase over these boxes misses.
+    /// [`CollisionWorld`](crate::CollisionWorld) grows each box by 2⁻¹⁹ of
+    /// its largest coordinate for that reason; a broad phase written by hand
+    /// that must find such pairs can grow its boxes the same way (see the
+    /// second example).
+    ///
     /// ```
     /// use quadrat::{Aabb, Shape, Vec2};
     /// let capsule = Shape::Capsule { half_segment: Vec2::new(3.0, -1.0), radius: 0.5 };
     /// assert_eq!(capsule.aabb([10.0, 10.0]), Aabb::new([6.5, 8.5], [13.5, 11.5]));
     /// assert_eq!(Shape::Point.aabb([1.0, 2.0]), Aabb::from_point([1.0, 2.0]));
+    /// ```
+    ///
+    /// Near a million, a circle and a capsule whose true gap is about 0.0035
+    /// touch by the exact test, while their boxes miss by one step:
+    ///
+    /// ```
+    /// use quadrat::{Shape, Vec2};
+    /// let a = Shape::Circle { radius: 0.21667653 };
+    /// let b = Shape::Capsule { half_segment: Vec2::new(0.90915215, 0.0), radius: 0.37067962 };
+    /// let (pa, pb) = (Vec2::new(999999.75, 999999.06), Vec2::new(1000001.25, 999999.06));
+    /// assert!(a.intersects(pa, &b, pb));
+    /// assert!(!a.aabb(pa).intersects(&b.aabb(pb)));
+    /// // Grown as the world grows them, the boxes meet.
+    /// let grown = |box_: quadrat::Aabb| {
+    ///     let m = [box_.min.x, box_.min.y, box_.max.x, box_.max.y]
+    ///         .iter()
+    ///         .fold(0.0f32, |m, v| m.max(v.abs()));
+    ///     box_.expand(m / (1u32 << 19) as f32)
+    /// };
+    /// assert!(grown(a.aabb(pa)).intersects(&grown(b.aabb(pb))));
     /// ```
     #[inline]
     #[must_use]

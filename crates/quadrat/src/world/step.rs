@@ -1,7 +1,8 @@
 //! The step: broad phase, layer filter, exact test, and the events between
 //! consecutive steps.
 
-use super::CollisionWorld;
+use super::{CollisionWorld, Filter};
+use crate::geom::Aabb;
 use crate::key::Key;
 use crate::shape::Contact;
 use crate::tree::NodeFilter;
@@ -117,10 +118,12 @@ pub(crate) struct StepBuffers {
     unions: Vec<NodeFilter>,
     /// The incremental step's scratch: the changed bodies stored in one
     /// node (slot, key, box), and the boxes that touch their union.
-    group: Vec<(u32, Key, crate::geom::Aabb)>,
+    group: Vec<(u32, Key, Aabb)>,
     /// The changed slots as `node << 32 | slot`, sorted.
     order: Vec<u64>,
-    found: Vec<(Key, crate::geom::Aabb)>,
+    found: Vec<(Key, Aabb)>,
+    /// Positions in `found` of the boxes that touch one changed body's.
+    hits: Vec<u32>,
     pub(crate) candidates: usize,
     pub(crate) exact_tests: usize,
     pub(crate) changed: usize,
@@ -147,6 +150,7 @@ impl StepBuffers {
             group,
             order,
             found,
+            hits,
             candidates: _,
             exact_tests: _,
             changed: _,
@@ -165,7 +169,15 @@ impl StepBuffers {
         *group = Vec::new();
         *order = Vec::new();
         *found = Vec::new();
+        *hits = Vec::new();
     }
+}
+
+/// `Aabb::intersects` without its short-circuits, so that a caller can
+/// use the answer without a branch.
+#[inline(always)]
+fn touch(p: &Aabb, q: &Aabb) -> bool {
+    (p.min.x <= q.max.x) & (q.min.x <= p.max.x) & (p.min.y <= q.max.y) & (q.min.y <= p.max.y)
 }
 
 #[inline]
@@ -219,6 +231,55 @@ fn sort_pairs(
         start = end;
     }
     core::mem::swap(pairs, scratch);
+}
+
+/// The incremental step's box tests: each changed body of a group against
+/// the boxes the group's query found, keeping the pairs that pass the layer
+/// rule.
+struct Meet<'a> {
+    filters: &'a [Filter],
+    marked: &'a [bool],
+    pairs: &'a mut Vec<(Key, Key)>,
+    /// Positions in the boxes found of those that touch one body's.
+    hits: &'a mut Vec<u32>,
+    /// The pairs of touching boxes examined.
+    candidates: usize,
+}
+
+impl Meet<'_> {
+    fn group(&mut self, group: &[(u32, Key, Aabb)], found: &[(Key, Aabb)]) {
+        let hits = &mut *self.hits;
+        hits.clear();
+        hits.resize(found.len(), 0);
+        for &(idx, key, b) in group {
+            let filter = self.filters[idx as usize];
+            // The box tests, without a branch: most boxes found for a group
+            // miss each of its bodies, and which ones is a coin toss. The
+            // positions of those that touch this body go to `hits`.
+            let mut n = 0;
+            for (j, (_, ob)) in found.iter().enumerate() {
+                hits[n] = j as u32;
+                n += usize::from(touch(ob, &b));
+            }
+            for &j in &hits[..n] {
+                let other = found[j as usize].0;
+                let o = other.index();
+                // A pair of two changed bodies is taken from the one with
+                // the smaller slot.
+                if o == idx || (self.marked[o as usize] && o < idx) {
+                    continue;
+                }
+                self.candidates += 1;
+                if filter.interacts(self.filters[o as usize]) {
+                    self.pairs.push(if key < other {
+                        (key, other)
+                    } else {
+                        (other, key)
+                    });
+                }
+            }
+        }
+    }
 }
 
 impl<T> CollisionWorld<T> {
@@ -345,7 +406,6 @@ impl<T> CollisionWorld<T> {
         let (placed, filters, marked) = (&self.placed, &self.filters, &self.marked);
         let (tree, pairs) = (&self.tree, &mut s.pairs);
         pairs.clear();
-        let mut candidates = 0;
         // The changed bodies in node order: those stored in one node ask the
         // tree once, with the union of their boxes, and each then tests the
         // boxes found against its own. Removed bodies come last.
@@ -359,6 +419,13 @@ impl<T> CollisionWorld<T> {
         order.sort_unstable();
         let group = &mut s.group;
         let found = &mut s.found;
+        let mut meet = Meet {
+            filters,
+            marked,
+            pairs,
+            hits: &mut s.hits,
+            candidates: 0,
+        };
         let mut rest = &order[..];
         while let Some(&first) = rest.first() {
             let node = first >> 32;
@@ -369,38 +436,37 @@ impl<T> CollisionWorld<T> {
                 .iter()
                 .position(|&o| o >> 32 != node)
                 .unwrap_or(rest.len());
+            // The bodies of a node lie inside its loose bounds, twice its
+            // cell across, except at the root, which keeps every body that
+            // fits in no child: more than a quarter of the world across, or
+            // outside it, perhaps all around it. There each body asks alone:
+            // joined, bodies scattered around the world would ask for a box
+            // over all of it, and each would be tested against every box in
+            // the tree.
+            let alone = node == 0;
             group.clear();
             let mut area = crate::tree::EMPTY;
             for &o in &rest[..len] {
                 let idx = o as u32;
                 let key = tree.live_key_at(idx as usize).expect("stored in a node");
                 let b = tree.aabb(key).expect("a live key has a box");
-                area = area.join(&b);
-                group.push((idx, key, b));
-            }
-            rest = &rest[len..];
-            found.clear();
-            tree.for_each_entry_in(area, |k, b| found.push((k, *b)));
-            for &(idx, key, b) in group.iter() {
-                let filter = filters[idx as usize];
-                for &(other, ob) in found.iter() {
-                    let o = other.index();
-                    // A pair of two changed bodies is taken from the one
-                    // with the smaller slot.
-                    if o == idx || (marked[o as usize] && o < idx) || !ob.intersects(&b) {
-                        continue;
-                    }
-                    candidates += 1;
-                    if filter.interacts(filters[o as usize]) {
-                        pairs.push(if key < other {
-                            (key, other)
-                        } else {
-                            (other, key)
-                        });
-                    }
+                if !alone {
+                    area = area.join(&b);
+                    group.push((idx, key, b));
+                } else {
+                    found.clear();
+                    tree.for_each_entry_in(b, |k, b| found.push((k, *b)));
+                    meet.group(&[(idx, key, b)], found);
                 }
             }
+            rest = &rest[len..];
+            if !group.is_empty() {
+                found.clear();
+                tree.for_each_entry_in(area, |k, b| found.push((k, *b)));
+                meet.group(group, found);
+            }
         }
+        let candidates = meet.candidates;
         sort_pairs(pairs, &mut s.sorted, &mut s.counts, placed.len());
         s.candidates = candidates;
         s.exact_tests = pairs.len();

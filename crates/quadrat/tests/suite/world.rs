@@ -338,6 +338,33 @@ fn ball(r: f32) -> Shape {
     Shape::Circle { radius: r }
 }
 
+/// Two circles (radius, centre each) that touch, or nearly: the first
+/// centred in `lo..hi` on both axes, the second at the sum of the radii
+/// from it, along an axis (where the boxes touch too) or any direction,
+/// then moved a few units in the last place either way.
+fn touching_circles(rng: &mut Rng, lo: f32, hi: f32) -> (f32, Vec2, f32, Vec2) {
+    let ra = rng.range(0.1, 30.0);
+    let rb = rng.range(0.1, 30.0);
+    let pa = Vec2::new(rng.range(lo, hi), rng.range(lo, hi));
+    let dir = match rng.below(3) {
+        0 => Vec2::new(1.0, 0.0),
+        1 => Vec2::new(0.0, -1.0),
+        _ => {
+            let t = rng.range(0.0, std::f32::consts::TAU);
+            Vec2::new(t.cos(), t.sin())
+        }
+    };
+    let mut pb = pa + dir * (ra + rb);
+    for _ in 0..rng.below(4) {
+        pb = if rng.below(2) == 0 {
+            Vec2::new(next_f32(pb.x, true), next_f32(pb.y, false))
+        } else {
+            Vec2::new(next_f32(pb.x, false), next_f32(pb.y, true))
+        };
+    }
+    (ra, pa, rb, pb)
+}
+
 /// Circles that `Shape::contact` says touch (depth 0 or within a few ulps),
 /// whose tight `f32` boxes miss each other, are still found by the step.
 #[test]
@@ -348,27 +375,7 @@ fn exactly_touching_circles_are_never_lost() {
     let mut boxes_miss = 0usize;
     for _ in 0..20_000 {
         world.clear();
-        let ra = rng.range(0.1, 30.0);
-        let rb = rng.range(0.1, 30.0);
-        let pa = Vec2::new(rng.range(0.0, 1000.0), rng.range(0.0, 1000.0));
-        // Along an axis (where the boxes touch too) or any direction.
-        let dir = match rng.below(3) {
-            0 => Vec2::new(1.0, 0.0),
-            1 => Vec2::new(0.0, -1.0),
-            _ => {
-                let t = rng.range(0.0, std::f32::consts::TAU);
-                Vec2::new(t.cos(), t.sin())
-            }
-        };
-        let mut pb = pa + dir * (ra + rb);
-        // A few units in the last place either way.
-        for _ in 0..rng.below(4) {
-            pb = if rng.below(2) == 0 {
-                Vec2::new(next_f32(pb.x, true), next_f32(pb.y, false))
-            } else {
-                Vec2::new(next_f32(pb.x, false), next_f32(pb.y, true))
-            };
-        }
+        let (ra, pa, rb, pb) = touching_circles(&mut rng, 0.0, 1000.0);
         let a = world.add(ball(ra), pa, Filter::ALL, ());
         let b = world.add(ball(rb), pb, Filter::ALL, ());
         let exact = ball(ra).contact(pa, &ball(rb), pb);
@@ -391,6 +398,137 @@ fn exactly_touching_circles_are_never_lost() {
         boxes_miss > 0,
         "no pair with missing tight boxes was generated"
     );
+}
+
+/// The same touching pairs, found by the incremental step: each pair is
+/// added among 64 bodies that stay where they are, so that the step asks
+/// the tree about the two changed bodies rather than walking every pair.
+/// A quarter of the pairs are two points, or a point and a circle of radius
+/// 0, at the origin, where the broad-phase margin relative to the position
+/// vanishes and only the smallest margin gives their boxes a size.
+#[test]
+fn touching_bodies_are_found_by_the_incremental_step_too() {
+    let mut rng = Rng::new(7);
+    let mut world = CollisionWorld::new(Aabb::new([0.0, 0.0], [1000.0, 1000.0]));
+    // Far from every pair below, and apart from each other.
+    for i in 0..64 {
+        let at = Vec2::new(905.0 + (i % 8) as f32 * 12.0, 905.0 + (i / 8) as f32 * 12.0);
+        world.add(ball(1.0), at, Filter::ALL, ());
+    }
+    world.step();
+    let (mut expected, mut at_origin) = (0usize, 0usize);
+    let mut last: Option<(Key, Key)> = None;
+    for _ in 0..20_000 {
+        if let Some((a, b)) = last {
+            world.remove(a);
+            world.remove(b);
+            world.step();
+        }
+        let (sa, pa, sb, pb) = if rng.below(4) == 0 {
+            let other = if rng.below(2) == 0 {
+                Shape::Point
+            } else {
+                ball(0.0)
+            };
+            (Shape::Point, Vec2::ZERO, other, Vec2::ZERO)
+        } else {
+            let (ra, pa, rb, pb) = touching_circles(&mut rng, 30.0, 800.0);
+            (ball(ra), pa, ball(rb), pb)
+        };
+        let a = world.add(sa, pa, Filter::ALL, ());
+        let b = world.add(sb, pb, Filter::ALL, ());
+        last = Some((a, b));
+        // Freed slots are taken last first: the contact's normal points
+        // from the smaller key.
+        let (a, b, exact) = if a < b {
+            (a, b, sa.contact(pa, &sb, pb))
+        } else {
+            (b, a, sb.contact(pb, &sa, pa))
+        };
+        let events = world.step();
+        assert!(!events.full_pass);
+        match exact {
+            Some(c) => {
+                expected += 1;
+                at_origin += usize::from(pa == Vec2::ZERO);
+                assert_eq!(events.contacts, &[ContactPair { a, b, contact: c }]);
+            }
+            None => assert!(
+                events.contacts.is_empty(),
+                "{sa:?} at {pa:?}, {sb:?} at {pb:?}"
+            ),
+        }
+    }
+    assert!(expected > 5_000, "{expected}");
+    assert!(at_origin > 3_000, "{at_origin}");
+}
+
+/// A changed body whose broad-phase box only touches another's, edge to
+/// edge, is a candidate of the incremental step (boxes are closed), and
+/// the exact test then finds the shapes apart by the broad-phase margin.
+#[test]
+fn boxes_that_only_touch_are_candidates_of_the_incremental_step() {
+    let mut world = CollisionWorld::new(Aabb::new([0.0, 0.0], [1000.0, 1000.0]));
+    for i in 0..64 {
+        let at = Vec2::new(905.0 + (i % 8) as f32 * 12.0, 905.0 + (i / 8) as f32 * 12.0);
+        world.add(ball(1.0), at, Filter::ALL, ());
+    }
+    let square = Shape::Aabb {
+        half_extents: Vec2::new(2.0, 2.0),
+    };
+    // The point's box touches the square's on its right, left, top or
+    // bottom edge: `(axis, sign)`.
+    let sides = [(0, 1.0f32), (0, -1.0), (1, 1.0), (1, -1.0)];
+    let coord = |v: Vec2, axis: usize| if axis == 0 { v.x } else { v.y };
+    let mut touching = [0; 4];
+    for i in 0..400 {
+        let at = Vec2::new(100.0 + i as f32 * 1.87, 300.0 + i as f32 * 0.91);
+        let (axis, sign) = sides[i % 4];
+        let a = world.add(square, at, Filter::ALL, ());
+        let broad = world.tree().aabb(a).unwrap();
+        let edge = coord(if sign > 0.0 { broad.max } else { broad.min }, axis);
+        // A point whose broad-phase box ends exactly at that edge, found
+        // by walking a few units in the last place either way.
+        let mut t = edge;
+        let mut found = None;
+        for _ in 0..64 {
+            let pos = if axis == 0 {
+                Vec2::new(t, at.y)
+            } else {
+                Vec2::new(at.x, t)
+            };
+            let p = world.add(Shape::Point, pos, Filter::ALL, ());
+            let pb = world.tree().aabb(p).unwrap();
+            let near = coord(if sign > 0.0 { pb.min } else { pb.max }, axis);
+            if near == edge {
+                found = Some(p);
+                break;
+            }
+            world.remove(p);
+            t = next_f32(t, near < edge);
+        }
+        let Some(p) = found else {
+            world.remove(a);
+            continue;
+        };
+        touching[i % 4] += 1;
+        world.step();
+        // A change that leaves the box as it is.
+        assert!(world.set_layer(p, Layers::bit(0)));
+        let events = world.step();
+        assert!(!events.full_pass);
+        assert_eq!(
+            (events.candidates, events.exact_tests),
+            (1, 1),
+            "the point at {t} on side {:?} of the square at {at:?}",
+            sides[i % 4]
+        );
+        assert!(events.contacts.is_empty());
+        world.remove(a);
+        world.remove(p);
+        world.step();
+    }
+    assert!(touching.iter().all(|&t| t > 50), "{touching:?}");
 }
 
 #[test]
