@@ -523,6 +523,17 @@ impl Aabb {
             && other.min.y <= self.max.y
     }
 
+    /// [`intersects`](Aabb::intersects) without its short-circuits: all
+    /// four comparisons are made, so that a caller can use the answer
+    /// without a branch (to advance past a hit in a buffer, say).
+    #[inline(always)]
+    pub(crate) fn touches(&self, other: &Aabb) -> bool {
+        (self.min.x <= other.max.x)
+            & (other.min.x <= self.max.x)
+            & (self.min.y <= other.max.y)
+            & (other.min.y <= self.max.y)
+    }
+
     /// `true` when `other` lies entirely inside `self` (edges included).
     #[inline]
     #[must_use]

@@ -499,10 +499,6 @@ fn cross<E: FnMut(&Entry, &Entry) + ?Sized, C: Tally>(
     tally: &mut C,
 ) {
     debug_assert!(a.len() <= FILTER && b.len() <= FILTER);
-    // `Aabb::intersects` without its short-circuits.
-    let hit = |p: &Aabb, q: &Aabb| {
-        (p.min.x <= q.max.x) & (q.min.x <= p.max.x) & (p.min.y <= q.max.y) & (q.min.y <= p.max.y)
-    };
     if a.len() * b.len() > SMALL_CROSS {
         let mut hits = [0u8; FILTER];
         for x in a {
@@ -510,7 +506,7 @@ fn cross<E: FnMut(&Entry, &Entry) + ?Sized, C: Tally>(
             for (j, y) in b.iter().enumerate() {
                 tally.box_test();
                 hits[k] = j as u8;
-                k += usize::from(hit(&x.aabb, &y.aabb));
+                k += usize::from(x.aabb.touches(&y.aabb));
             }
             for &j in &hits[..k] {
                 tally.pair();
@@ -526,7 +522,7 @@ fn cross<E: FnMut(&Entry, &Entry) + ?Sized, C: Tally>(
         for (j, y) in b.iter().enumerate() {
             tally.box_test();
             held[k] = (i as u8, j as u8);
-            k += usize::from(hit(&x.aabb, &y.aabb));
+            k += usize::from(x.aabb.touches(&y.aabb));
         }
     }
     for &(i, j) in &held[..k] {

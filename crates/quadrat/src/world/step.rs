@@ -5,7 +5,7 @@ use super::{CollisionWorld, Filter};
 use crate::geom::Aabb;
 use crate::key::Key;
 use crate::shape::Contact;
-use crate::tree::NodeFilter;
+use crate::tree::{NodeFilter, QuadTree};
 use core::cmp::Ordering;
 
 /// The step takes the full pass over the tree when more than one body in
@@ -173,13 +173,6 @@ impl StepBuffers {
     }
 }
 
-/// `Aabb::intersects` without its short-circuits, so that a caller can
-/// use the answer without a branch.
-#[inline(always)]
-fn touch(p: &Aabb, q: &Aabb) -> bool {
-    (p.min.x <= q.max.x) & (q.min.x <= p.max.x) & (p.min.y <= q.max.y) & (q.min.y <= p.max.y)
-}
-
 #[inline]
 fn by_keys(x: &ContactPair, y: &ContactPair) -> Ordering {
     x.a.cmp(&y.a).then(x.b.cmp(&y.b))
@@ -233,21 +226,31 @@ fn sort_pairs(
     core::mem::swap(pairs, scratch);
 }
 
-/// The incremental step's box tests: each changed body of a group against
-/// the boxes the group's query found, keeping the pairs that pass the layer
-/// rule.
-struct Meet<'a> {
+/// The incremental step's questions: a group of changed bodies asks the
+/// tree for the boxes that touch the union of theirs, and each body is
+/// tested against those boxes, keeping the pairs that pass the layer rule.
+struct Meet<'a, T> {
+    tree: &'a QuadTree<T>,
     filters: &'a [Filter],
     marked: &'a [bool],
     pairs: &'a mut Vec<(Key, Key)>,
-    /// Positions in the boxes found of those that touch one body's.
+    /// The boxes that touch the group's union.
+    found: &'a mut Vec<(Key, Aabb)>,
+    /// Positions in `found` of those that touch one body's.
     hits: &'a mut Vec<u32>,
     /// The pairs of touching boxes examined.
     candidates: usize,
 }
 
-impl Meet<'_> {
-    fn group(&mut self, group: &[(u32, Key, Aabb)], found: &[(Key, Aabb)]) {
+impl<T> Meet<'_, T> {
+    /// The group's bodies as `(slot, key, box)`, and the union of their
+    /// boxes.
+    fn ask(&mut self, group: &[(u32, Key, Aabb)], area: Aabb) {
+        let found = &mut *self.found;
+        found.clear();
+        self.tree
+            .for_each_entry_in(area, |k, b| found.push((k, *b)));
+        let found = &*self.found;
         let hits = &mut *self.hits;
         hits.clear();
         hits.resize(found.len(), 0);
@@ -259,7 +262,7 @@ impl Meet<'_> {
             let mut n = 0;
             for (j, (_, ob)) in found.iter().enumerate() {
                 hits[n] = j as u32;
-                n += usize::from(touch(ob, &b));
+                n += usize::from(ob.touches(&b));
             }
             for &j in &hits[..n] {
                 let other = found[j as usize].0;
@@ -418,11 +421,12 @@ impl<T> CollisionWorld<T> {
         );
         order.sort_unstable();
         let group = &mut s.group;
-        let found = &mut s.found;
         let mut meet = Meet {
+            tree,
             filters,
             marked,
             pairs,
+            found: &mut s.found,
             hits: &mut s.hits,
             candidates: 0,
         };
@@ -450,20 +454,16 @@ impl<T> CollisionWorld<T> {
                 let idx = o as u32;
                 let key = tree.live_key_at(idx as usize).expect("stored in a node");
                 let b = tree.aabb(key).expect("a live key has a box");
-                if !alone {
+                if alone {
+                    meet.ask(&[(idx, key, b)], b);
+                } else {
                     area = area.join(&b);
                     group.push((idx, key, b));
-                } else {
-                    found.clear();
-                    tree.for_each_entry_in(b, |k, b| found.push((k, *b)));
-                    meet.group(&[(idx, key, b)], found);
                 }
             }
             rest = &rest[len..];
             if !group.is_empty() {
-                found.clear();
-                tree.for_each_entry_in(area, |k, b| found.push((k, *b)));
-                meet.group(group, found);
+                meet.ask(group, area);
             }
         }
         let candidates = meet.candidates;
