@@ -100,7 +100,7 @@ impl<T> QuadTree<T> {
         self.entries.push(Entry {
             aabb,
             owner: idx as u32,
-            generation: self.slab.slots[idx].generation,
+            generation: self.slab.slots[idx].generation(),
         });
         key
     }
@@ -130,7 +130,7 @@ impl<T> QuadTree<T> {
         if self.nodes[n as usize].is_leaf() && self.leaf_wants_deeper(n, &b) {
             self.nodes[n as usize].load += 1;
         }
-        let generation = self.slab.slots[owner as usize].generation;
+        let generation = self.slab.slots[owner as usize].generation();
         self.insert_entry(
             n,
             Entry {

@@ -39,7 +39,7 @@ pub use query::{Query, Region};
 
 use crate::error::Error;
 use crate::geom::{Aabb, Vec2};
-use crate::key::{Key, Slab};
+use crate::key::{Key, Slab, Slot};
 use std::sync::OnceLock;
 
 /// The box that contains nothing and is the identity of [`Aabb::union`].
@@ -770,8 +770,7 @@ impl<T> QuadTree<T> {
     #[inline]
     #[must_use]
     pub fn get(&self, key: Key) -> Option<&T> {
-        let idx = self.slab.index_of(key)?;
-        self.slab.slots[idx].value.as_ref()
+        self.slab.get(key)
     }
 
     /// The value of a live item, mutably; `None` for a stale or foreign key.
@@ -786,8 +785,7 @@ impl<T> QuadTree<T> {
     #[inline]
     #[must_use]
     pub fn get_mut(&mut self, key: Key) -> Option<&mut T> {
-        let idx = self.slab.index_of(key)?;
-        self.slab.slots[idx].value.as_mut()
+        self.slab.get_mut(key)
     }
 
     /// The box of a live item; `None` for a stale or foreign key.
@@ -821,9 +819,9 @@ impl<T> QuadTree<T> {
         (0u32..)
             .zip(slab.slots.iter().zip(&slab.places))
             .filter_map(move |(i, (s, place))| {
-                let v = s.value.as_ref()?;
+                let v = s.value()?;
                 let aabb = self.entries[place.pos as usize].aabb;
-                Some((Key::new(i, s.generation), aabb, v))
+                Some((Key::new(i, s.generation()), aabb, v))
             })
     }
 
@@ -844,8 +842,8 @@ impl<T> QuadTree<T> {
         (0u32..)
             .zip(slab.slots.iter_mut().zip(&slab.places))
             .filter_map(move |(i, (s, place))| {
-                let generation = s.generation;
-                let v = s.value.as_mut()?;
+                let generation = s.generation();
+                let v = s.value_mut()?;
                 let aabb = entries[place.pos as usize].aabb;
                 Some((Key::new(i, generation), aabb, v))
             })
@@ -873,7 +871,7 @@ impl<T> QuadTree<T> {
     /// assert_eq!(tree.values().copied().collect::<String>(), "ab");
     /// ```
     pub fn values(&self) -> impl Iterator<Item = &T> + '_ {
-        self.slab.slots.iter().filter_map(|s| s.value.as_ref())
+        self.slab.slots.iter().filter_map(Slot::value)
     }
 
     /// Removes every item, keeping all allocations for a refill: the
@@ -986,8 +984,8 @@ impl<T> QuadTree<T> {
         for idx in 0..self.slab.slots.len() {
             let pos = self.slab.places[idx].pos as usize;
             let slot = &mut self.slab.slots[idx];
-            let generation = slot.generation;
-            let Some(v) = slot.value.as_mut() else {
+            let generation = slot.generation();
+            let Some(v) = slot.value_mut() else {
                 continue;
             };
             if !keep(Key::new(idx as u32, generation), self.entries[pos].aabb, v) {

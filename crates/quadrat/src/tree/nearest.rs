@@ -137,7 +137,7 @@ impl<T> QuadTree<T> {
                     let d = match dist.as_mut() {
                         None => bd,
                         Some(dist) => {
-                            let Some(value) = self.slab.slots[idx].value.as_ref() else {
+                            let Some(value) = self.slab.slots[idx].value() else {
                                 continue;
                             };
                             let Some(d) = dist(self.slab.key_at(idx), value, e.aabb) else {

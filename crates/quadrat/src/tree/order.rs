@@ -76,7 +76,7 @@ pub(crate) fn gather_in_morton_order<E: Sync, O: Send>(
         // Only the indices are left to read: kept as 4 bytes each, where a
         // key takes 8, so that the gather holds half as much for them (at
         // 1M items into an empty tree, the gather's peak fell from 68 to
-        // 64 MB, below that of the build and its keys, 65.8).
+        // 64 MB, below that of the build and its keys, then 65.8).
         let order: Vec<u32> = keys.iter().map(|&k| k as u32).collect();
         *keys = Vec::new();
         gather_by(&order, |&i| make(i as usize), parallel, out);

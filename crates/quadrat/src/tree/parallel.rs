@@ -222,10 +222,10 @@ impl<T: Sync> QuadTree<T> {
                     }
                     let idx = c * CHUNK + j;
                     let slot = &slab.slots[idx];
-                    let Some(value) = slot.value.as_ref() else {
+                    let Some(value) = slot.value() else {
                         continue;
                     };
-                    let key = Key::new(idx as u32, slot.generation);
+                    let key = Key::new(idx as u32, slot.generation());
                     let place = slab.places[idx];
                     let b = f(key, value, entries[place.pos as usize].aabb);
                     if let Err(err) = b.validate() {

@@ -195,7 +195,7 @@ impl<'a, T, R: Region> Iterator for Query<'a, T, R> {
         let p = self.next_entry()?;
         let e = &self.ix.entries[p];
         let slot = &self.tree.slab.slots[e.owner as usize];
-        Some((e.key(), slot.value.as_ref()?))
+        Some((e.key(), slot.value()?))
     }
 }
 
@@ -275,7 +275,7 @@ impl<T> QuadTree<T> {
         mut visit: impl FnMut(Key, &T) -> ControlFlow<B>,
     ) -> Option<B> {
         self.walk_region(&region, |e| {
-            match &self.slab.slots[e.owner as usize].value {
+            match self.slab.slots[e.owner as usize].value() {
                 Some(v) => visit(e.key(), v),
                 None => ControlFlow::Continue(()),
             }
@@ -359,7 +359,7 @@ impl<T> QuadTree<T> {
     #[inline]
     pub(crate) fn node_of_slot(&self, idx: usize) -> u32 {
         match self.slab.slots.get(idx) {
-            Some(s) if s.value.is_some() => self.slab.places[idx].node,
+            Some(s) if s.is_full() => self.slab.places[idx].node,
             _ => u32::MAX,
         }
     }
@@ -368,7 +368,7 @@ impl<T> QuadTree<T> {
     #[inline]
     pub(crate) fn live_key_at(&self, idx: usize) -> Option<Key> {
         let slot = self.slab.slots.get(idx)?;
-        slot.value.as_ref()?;
+        slot.value()?;
         Some(self.slab.key_at(idx))
     }
 }

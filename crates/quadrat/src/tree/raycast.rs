@@ -97,7 +97,7 @@ impl<T> QuadTree<T> {
                     let d = match hit.as_mut() {
                         None => t0,
                         Some(hit) => {
-                            let Some(value) = self.slab.slots[idx].value.as_ref() else {
+                            let Some(value) = self.slab.slots[idx].value() else {
                                 continue;
                             };
                             let Some(d) = hit(self.slab.key_at(idx), value, e.aabb) else {
@@ -192,7 +192,7 @@ impl<T> QuadTree<T> {
                     };
                     let idx = e.owner as usize;
                     let key = e.key();
-                    let Some(value) = self.slab.slots[idx].value.as_ref() else {
+                    let Some(value) = self.slab.slots[idx].value() else {
                         continue;
                     };
                     if let Some(d) = hit(key, value, e.aabb) {

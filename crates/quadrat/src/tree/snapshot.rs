@@ -186,14 +186,14 @@ impl<T: Serialize> Serialize for SlabAt<'_, T> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         /// One slot, without its generation.
         struct SlotAt<'a, T> {
-            value: &'a Option<T>,
+            value: Option<&'a T>,
             node: u32,
             pos: u32,
         }
         impl<T: Serialize> Serialize for SlotAt<'_, T> {
             fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
                 let mut st = s.serialize_struct("Slot", 3)?;
-                st.serialize_field("value", self.value)?;
+                st.serialize_field("value", &self.value)?;
                 st.serialize_field("node", &self.node)?;
                 st.serialize_field("pos", &self.pos)?;
                 st.end()
@@ -207,11 +207,11 @@ impl<T: Serialize> Serialize for SlabAt<'_, T> {
                 s.collect_seq(self.0.slab.slots.iter().enumerate().map(|(i, slot)| {
                     let place = self.0.slab.places[i];
                     let (node, pos) = match at {
-                        Some(at) if slot.value.is_some() => at[i],
+                        Some(at) if slot.is_full() => at[i],
                         _ => (place.node, place.pos),
                     };
                     SlotAt {
-                        value: &slot.value,
+                        value: slot.value(),
                         node,
                         pos,
                     }
@@ -222,7 +222,7 @@ impl<T: Serialize> Serialize for SlabAt<'_, T> {
         struct Generations<'a, T>(&'a Slab<T>);
         impl<T> Serialize for Generations<'_, T> {
             fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                s.collect_seq(self.0.slots.iter().map(|slot| slot.generation))
+                s.collect_seq(self.0.slots.iter().map(Slot::generation))
             }
         }
         let slab = self.slab;
@@ -276,13 +276,7 @@ impl<T> RawSlab<T> {
                     node: s.node,
                     pos: s.pos,
                 };
-                (
-                    Slot {
-                        value: s.value,
-                        generation,
-                    },
-                    place,
-                )
+                (Slot::new(s.value, generation), place)
             })
             .unzip();
         Ok(Slab {

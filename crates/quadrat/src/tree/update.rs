@@ -210,10 +210,10 @@ impl<T> QuadTree<T> {
             let mut filled = 0;
             for idx in start..end {
                 let slot = &tree.slab.slots[idx];
-                let Some(value) = slot.value.as_ref() else {
+                let Some(value) = slot.value() else {
                     continue;
                 };
-                let key = Key::new(idx as u32, slot.generation);
+                let key = Key::new(idx as u32, slot.generation());
                 let pos = tree.slab.places[idx].pos as usize;
                 let b = f(key, value, tree.entries[pos].aabb);
                 if let Err(err) = b.validate() {
@@ -259,7 +259,7 @@ impl<T> QuadTree<T> {
     fn prefetch_places(&self, range: core::ops::Range<usize>, nodes: bool) {
         let slots = self.slab.slots[range.clone()].iter();
         for (slot, place) in slots.zip(&self.slab.places[range]) {
-            if slot.value.is_none() {
+            if !slot.is_full() {
                 continue;
             }
             if let Some(e) = self.entries.get(place.pos as usize) {
@@ -397,7 +397,7 @@ impl<T> QuadTree<T> {
             }
             let place = self.slab.places[owner as usize];
             let (old, pos) = (place.node, place.pos);
-            let generation = self.slab.slots[owner as usize].generation;
+            let generation = self.slab.slots[owner as usize].generation();
             mark(dirty, old);
             net[old as usize] -= 1;
             self.entries[pos as usize].owner = NONE;

@@ -142,14 +142,12 @@ impl<T> QuadTree<T> {
                 let Some(slot) = self.slab.slots.get(owner as usize) else {
                     return fail(format!("entry {pos} has bad owner {owner}"));
                 };
-                if slot.value.is_none()
-                    || self.slab.places[owner as usize] != (Place { node: n, pos })
-                {
+                if !slot.is_full() || self.slab.places[owner as usize] != (Place { node: n, pos }) {
                     return fail(format!(
                         "slot {owner} does not point back at entry {pos} of node {n}"
                     ));
                 }
-                if self.entries[pos as usize].generation != slot.generation {
+                if self.entries[pos as usize].generation != slot.generation() {
                     return fail(format!("entry {pos} has a stale generation"));
                 }
                 let b = self.entries[pos as usize].aabb;
@@ -211,7 +209,7 @@ impl<T> QuadTree<T> {
                 self.slab.len()
             ));
         }
-        let occupied = self.slab.slots.iter().filter(|s| s.value.is_some()).count();
+        let occupied = self.slab.slots.iter().filter(|s| s.is_full()).count();
         if occupied != self.slab.len() {
             return fail(format!(
                 "{occupied} occupied slots, len {}",
@@ -277,13 +275,13 @@ impl<T> QuadTree<T> {
                 return fail(format!("deferred entry {p} has bad owner {}", e.owner));
             };
             let place = self.slab.places[e.owner as usize];
-            if slot.value.is_none() || place.node != 0 || place.pos as usize != p {
+            if !slot.is_full() || place.node != 0 || place.pos as usize != p {
                 return fail(format!(
                     "slot {} does not point back at deferred entry {p}",
                     e.owner
                 ));
             }
-            if e.generation != slot.generation {
+            if e.generation != slot.generation() {
                 return fail(format!("deferred entry {p} has a stale generation"));
             }
             if e.aabb.validate().is_err() {
@@ -309,16 +307,16 @@ impl<T> QuadTree<T> {
             .slab
             .slots
             .iter()
-            .map(|s| Slot {
-                value: s.value.as_ref().map(|_| ()),
-                generation: s.generation,
-            })
+            .map(|s| Slot::new(s.value().map(|_| ()), s.generation()))
             .collect();
         let places = (self.slab.slots.iter().zip(&self.slab.places))
             .zip(&at)
-            .map(|((s, &place), &(node, pos))| match s.value {
-                Some(_) => Place { node, pos },
-                None => place,
+            .map(|((s, &place), &(node, pos))| {
+                if s.is_full() {
+                    Place { node, pos }
+                } else {
+                    place
+                }
             })
             .collect();
         let placed = QuadTree {

@@ -103,6 +103,31 @@ fn stale_keys_answer_none_forever() {
 }
 
 #[test]
+fn keys_of_a_clone_that_moved_on_are_refused() {
+    // A clone removes and refills a slot, so its key is one generation
+    // ahead of the item the original still holds in that slot: the
+    // original must refuse it, as the clone refuses the original's key.
+    let mut tree = QuadTree::new(world());
+    let k = tree.insert(Aabb::new([1.0, 1.0], [2.0, 2.0]), 1);
+    let mut clone = tree.clone();
+    assert_eq!(clone.remove(k), Some(1));
+    let ahead = clone.insert(Aabb::new([1.0, 1.0], [2.0, 2.0]), 2);
+    assert_eq!(ahead.index(), k.index());
+    assert_ne!(ahead, k);
+    for (t, foreign, own, value) in [(&mut tree, ahead, k, 1), (&mut clone, k, ahead, 2)] {
+        assert!(!t.contains_key(foreign));
+        assert_eq!(t.get(foreign), None);
+        assert_eq!(t.get_mut(foreign), None);
+        assert_eq!(t.aabb(foreign), None);
+        assert!(!t.update(foreign, world()));
+        assert_eq!(t.try_update(foreign, world()), Err(Error::StaleKey));
+        assert_eq!(t.remove(foreign), None);
+        assert_eq!(t.get(own), Some(&value));
+        t.validate().unwrap();
+    }
+}
+
+#[test]
 #[should_panic(expected = "stale or foreign key")]
 fn indexing_with_a_stale_key_panics() {
     let mut tree = QuadTree::new(world());
