@@ -101,9 +101,9 @@ const RETIRED: u32 = u32::MAX - 1;
 /// The generation is never zero, so an occupied slot's generation field
 /// tells the two kinds apart (a niche): for a `u32` value a slot takes 8
 /// bytes, where a value in an `Option` beside the generation took 12 (16
-/// for 24 with a `u64`), and the slab of 1M items with `u32` values holds
-/// 8 MB instead of 12. The layout is the compiler's choice; only the size
-/// depends on it.
+/// where it took 24 with a `u64`), and the slots of 1M items with `u32`
+/// values take 8 MB instead of 12. The layout is the compiler's choice;
+/// only the size depends on it.
 ///
 /// [`QuadTree::get`]: crate::QuadTree::get
 #[derive(Clone, Debug)]
@@ -167,6 +167,18 @@ impl<T> Slot<T> {
     /// The value of the slot's item if its key has `generation`.
     #[inline]
     pub(crate) fn value_at(&self, generation: NonZeroU32) -> Option<&T> {
+        match self {
+            Slot::Full {
+                value,
+                generation: g,
+            } if *g == generation => Some(value),
+            _ => None,
+        }
+    }
+
+    /// The value, mutably, of the slot's item if its key has `generation`.
+    #[inline]
+    pub(crate) fn value_at_mut(&mut self, generation: NonZeroU32) -> Option<&mut T> {
         match self {
             Slot::Full {
                 value,
@@ -272,10 +284,9 @@ impl<T> Slab<T> {
     /// The value of a live key, mutably.
     #[inline]
     pub(crate) fn get_mut(&mut self, key: Key) -> Option<&mut T> {
-        match self.slots.get_mut(key.idx as usize)? {
-            Slot::Full { value, generation } if *generation == key.generation => Some(value),
-            _ => None,
-        }
+        self.slots
+            .get_mut(key.idx as usize)?
+            .value_at_mut(key.generation)
     }
 
     /// Asks the processor to start fetching slot `idx` into cache (see
@@ -477,8 +488,9 @@ mod tests {
     use super::Slot;
 
     /// The generation's niche tells occupied slots from vacant ones, so a
-    /// slot takes no more room than a value and a generation (rounded to
-    /// the value's alignment): what the slab's memory figures rest on.
+    /// slot with a value of at least 4 bytes takes no more room than the
+    /// value and a generation, aligned (a smaller value leaves no room for
+    /// a vacant slot's generation): what the slab's memory figures rest on.
     #[test]
     fn a_slot_is_a_value_and_a_generation() {
         assert_eq!(size_of::<Slot<u32>>(), 8);
