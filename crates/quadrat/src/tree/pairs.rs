@@ -217,22 +217,16 @@ fn sweep_between<E: FnMut(&Entry, &Entry) + ?Sized, C: Tally>(
 pub(crate) const FILTER: usize = 32;
 
 /// The entries of `run` (sorted) that meet `area`, copied in order into
-/// `buf`; `None` when more than [`FILTER`] do.
+/// `buf`; `None` when more than [`FILTER`] do. For the walk between two
+/// trees.
 ///
-/// The scan stops at the first entry that starts right of `area`: the run
-/// is sorted by `min.x`, so no later entry meets it. In clustered scenes
-/// the pair walk took 0.93–0.95× the time, in uniform ones 0.99×.
-///
-/// `BRANCHLESS` picks how. Within one tree, the runs filtered are those of
-/// nearby nodes, and whether an entry reaches the other node's box is often
-/// a coin toss: there every entry is copied and only those that meet `area`
-/// are kept, with no branch on the test (the extra slot of `buf` takes the
-/// copy that follows a full buffer). Between two trees (say a large static
-/// map and a few movers), most entries of a run miss the other tree's node,
-/// a branch on the test is well predicted, and the branch-free copy made
-/// `for_each_pair_with` up to 40% slower.
+/// The scan stops at the first entry that starts right of `area`, as in
+/// [`filter_at`]. Between two trees (say a large static map and a few
+/// movers), most entries of a run miss the other tree's node, so a branch
+/// on the test is well predicted: the branch-free copy that the walk
+/// within one tree uses made `for_each_pair_with` up to 40% slower.
 #[inline]
-fn filter<'a, C: Tally, const BRANCHLESS: bool>(
+fn filter<'a, C: Tally>(
     run: &[Entry],
     area: &Aabb,
     buf: &'a mut [Entry; FILTER + 1],
@@ -244,10 +238,7 @@ fn filter<'a, C: Tally, const BRANCHLESS: bool>(
         if e.aabb.min.x > area.max.x {
             break;
         }
-        if BRANCHLESS {
-            buf[k] = *e;
-            k += usize::from(e.aabb.intersects(area));
-        } else if e.aabb.intersects(area) {
+        if e.aabb.intersects(area) {
             buf[k] = *e;
             k += 1;
         }
@@ -423,11 +414,23 @@ impl<'t, E: FnMut(&Entry, &Entry) + ?Sized, C: Tally> PairFinder<'t, E, C> {
 
     /// Every pair of an item in the subtree of `a` with an item in the
     /// subtree of `b`, two disjoint subtrees.
+    #[inline]
     pub(crate) fn subtree_vs_subtree(&mut self, a: u32, b: u32) {
         let ix = self.ix;
         let (na, nb) = (&ix.hot[a as usize], &ix.hot[b as usize]);
         self.tally.bound_test();
-        if !na.sub.intersects(&nb.sub) || !self.may_interact(a, false, b, false) {
+        if !na.sub.intersects(&nb.sub) {
+            return;
+        }
+        self.subtree_vs_subtree_met(a, b);
+    }
+
+    /// [`subtree_vs_subtree`](PairFinder::subtree_vs_subtree) of two
+    /// subtrees whose bounds meet.
+    fn subtree_vs_subtree_met(&mut self, a: u32, b: u32) {
+        let ix = self.ix;
+        let (na, nb) = (&ix.hot[a as usize], &ix.hot[b as usize]);
+        if !self.may_interact(a, false, b, false) {
             return;
         }
         if na.len > 0 {
@@ -442,9 +445,36 @@ impl<'t, E: FnMut(&Entry, &Entry) + ?Sized, C: Tally> PairFinder<'t, E, C> {
             }
         }
         if !nb.is_leaf() {
-            for i in 0..4 {
-                for j in 0..4 {
-                    self.subtree_vs_subtree(na.children + i, nb.children + j);
+            // Only a child that reaches the other subtree's bounds can meet
+            // one of its children (a child's bounds lie inside its
+            // parent's): eight tests pick them, and only the pairs of those
+            // are tested, here, before a call. Next to each other, two
+            // subtrees mostly meet along one side, where two children of
+            // each lie: four pair tests instead of sixteen calls. At 300k
+            // uniform boxes, the walk ran 8% fewer instructions (callgrind).
+            let (sa, sb) = (na.sub, nb.sub);
+            let (ca, cb) = (na.children, nb.children);
+            let mut ma = 0u32;
+            let mut mb = 0u32;
+            for q in 0..4 {
+                self.tally.bound_test();
+                self.tally.bound_test();
+                ma |= u32::from(ix.hot[(ca + q) as usize].sub.intersects(&sb)) << q;
+                mb |= u32::from(ix.hot[(cb + q) as usize].sub.intersects(&sa)) << q;
+            }
+            let mut bi = ma;
+            while bi != 0 {
+                let i = bi.trailing_zeros();
+                bi &= bi - 1;
+                let ki = &ix.hot[(ca + i) as usize].sub;
+                let mut bj = mb;
+                while bj != 0 {
+                    let j = bj.trailing_zeros();
+                    bj &= bj - 1;
+                    self.tally.bound_test();
+                    if ki.intersects(&ix.hot[(cb + j) as usize].sub) {
+                        self.subtree_vs_subtree_met(ca + i, cb + j);
+                    }
                 }
             }
         }
@@ -452,24 +482,72 @@ impl<'t, E: FnMut(&Entry, &Entry) + ?Sized, C: Tally> PairFinder<'t, E, C> {
 
     /// Every intersecting pair between the runs of nodes `a` and `b`: only
     /// entries that reach the other run's bounds can pair, so both runs are
-    /// filtered first when that fits on the stack.
+    /// filtered first when that fits on the stack ([`filter_at`]), and the
+    /// entries kept are copied next to each other for [`cross`].
     fn runs(&mut self, a: u32, b: u32) {
         let ix = self.ix;
         let (ta, tb) = (ix.tight(a), ix.tight(b));
         let (ra, rb) = (ix.run(a), ix.run(b));
         let tally = &mut self.tally;
-        let Some(fa) = filter::<_, true>(ra, &tb, &mut self.near_a, tally) else {
+        let mut ia = [0u32; FILTER + 1];
+        let Some(ka) = filter_at(ra, &tb, &mut ia, tally) else {
             sweep_between(ra, rb, self.emit, tally);
             return;
         };
-        if fa.is_empty() {
+        if ka == 0 {
             return;
         }
-        match filter::<_, true>(rb, &ta, &mut self.near_b, tally) {
-            Some(fb) => cross(fa, fb, self.emit, tally),
-            None => sweep_between(ra, rb, self.emit, tally),
+        let mut ib = [0u32; FILTER + 1];
+        let Some(kb) = filter_at(rb, &ta, &mut ib, tally) else {
+            sweep_between(ra, rb, self.emit, tally);
+            return;
+        };
+        for (d, &i) in self.near_a.iter_mut().zip(&ia[..ka]) {
+            *d = ra[i as usize];
+        }
+        for (d, &i) in self.near_b.iter_mut().zip(&ib[..kb]) {
+            *d = rb[i as usize];
+        }
+        cross(&self.near_a[..ka], &self.near_b[..kb], self.emit, tally);
+    }
+}
+
+/// How many entries of `run` (sorted) meet `area`, their places in the run
+/// written into `at` in order; `None` when more than [`FILTER`] do.
+///
+/// The scan stops at the first entry that starts right of `area`: the run
+/// is sorted by `min.x`, so no later entry meets it (with the stop, the
+/// walk took 0.93–0.95× the time in clustered scenes, 0.99× in uniform
+/// ones). Within one tree, the
+/// runs filtered are those of nearby nodes, and whether an entry reaches
+/// the other node's box is often a coin toss, so there is no branch on the
+/// test: every entry's place is written and only those that meet `area`
+/// are kept (the extra slot of `at` takes the write that follows a full
+/// buffer). Writing the 4-byte place instead of the 24-byte entry, and
+/// copying only the few entries kept, took the walk at 300k uniform boxes
+/// to 0.93× the instructions (callgrind), 0.98× in clustered scenes.
+#[inline]
+fn filter_at<C: Tally>(
+    run: &[Entry],
+    area: &Aabb,
+    at: &mut [u32; FILTER + 1],
+    tally: &mut C,
+) -> Option<usize> {
+    let mut k = 0;
+    for (i, e) in run.iter().enumerate() {
+        tally.bound_test();
+        if e.aabb.min.x > area.max.x {
+            break;
+        }
+        at[k] = i as u32;
+        // `e` starts at or left of `area`'s end: the three other tests of
+        // `Aabb::touches` decide, each made.
+        k += usize::from((area.min.x <= e.aabb.max.x) & overlap_y(&e.aabb, area));
+        if k > FILTER {
+            return None;
         }
     }
+    Some(k)
 }
 
 /// Every intersecting pair of an entry of `a` with one of `b`, both at
@@ -908,10 +986,7 @@ impl<E: FnMut(&Entry, &Entry) + ?Sized> CrossFinder<'_, E> {
             let run = ix.run(n);
             let tally = &mut NoTally;
             let emit = &mut *self.emit;
-            match (
-                filter::<_, false>(run, &bounds, &mut self.near_a, tally),
-                PART_IN_A,
-            ) {
+            match (filter(run, &bounds, &mut self.near_a, tally), PART_IN_A) {
                 (Some(f), true) => cross(part, f, emit, tally),
                 (Some(f), false) => cross(f, part, emit, tally),
                 (None, true) => sweep_between(part, run, emit, tally),
@@ -931,14 +1006,14 @@ impl<E: FnMut(&Entry, &Entry) + ?Sized> CrossFinder<'_, E> {
         let (tx, ty) = (self.a.tight(x), self.b.tight(y));
         let (rx, ry) = (self.a.run(x), self.b.run(y));
         let tally = &mut NoTally;
-        let Some(fx) = filter::<_, false>(rx, &ty, &mut self.near_a, tally) else {
+        let Some(fx) = filter(rx, &ty, &mut self.near_a, tally) else {
             sweep_between(rx, ry, self.emit, tally);
             return;
         };
         if fx.is_empty() {
             return;
         }
-        match filter::<_, false>(ry, &tx, &mut self.near_b, tally) {
+        match filter(ry, &tx, &mut self.near_b, tally) {
             Some(fy) => cross(fx, fy, self.emit, tally),
             None => sweep_between(rx, ry, self.emit, tally),
         }
