@@ -3,7 +3,7 @@
 use super::order::gather_in_morton_order;
 #[cfg(feature = "parallel")]
 use super::parallel::{lock, run_jobs};
-use super::{Entry, Geo, Node, QuadTree};
+use super::{Entry, Geo, Node, QuadTree, Sorter};
 use crate::error::Error;
 use crate::geom::Aabb;
 use crate::key::{Key, Place};
@@ -513,8 +513,7 @@ fn partition(
     if node.depth >= limits.max_depth {
         return Split::Leaf(0);
     }
-    let mid = geo.cell.center();
-    let kids = geo.children_loose();
+    let sorter = Sorter::of(geo);
     // One pass computes every entry's destination and remembers it. The
     // counts live in one register, 12 bits per category, emptied into
     // `counts` every `BATCH` entries: consecutive entries mostly share a
@@ -527,14 +526,7 @@ fn partition(
     for (es, cs) in entries.chunks(BATCH).zip(cats.chunks_mut(BATCH)) {
         let mut acc = 0u64;
         for (e, cat) in es.iter().zip(cs.iter_mut()) {
-            let b = &e.aabb;
-            let c = b.center();
-            let q = usize::from(c.x >= mid.x) | (usize::from(c.y >= mid.y) << 1);
-            let k = &kids[q];
-            let fits = (k.min.x <= b.min.x)
-                & (k.min.y <= b.min.y)
-                & (b.max.x <= k.max.x)
-                & (b.max.y <= k.max.y);
+            let (q, fits) = sorter.place(&e.aabb);
             let c = if fits { q } else { STAYS };
             *cat = c as u8;
             acc += COUNT[c];

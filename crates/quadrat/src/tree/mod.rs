@@ -32,7 +32,7 @@ mod snapshot;
 mod update;
 mod validate;
 
-pub(crate) use node::{Entry, Geo, Hot, Node, NodeStack, quadrant};
+pub(crate) use node::{Entry, Geo, Hot, Node, NodeStack, Sorter, quadrant};
 pub(crate) use pairs::NodeFilter;
 pub use pairs::PairStats;
 pub use query::{Query, Region};

@@ -234,6 +234,47 @@ pub(crate) fn quadrant(cell: &Aabb, c: Vec2) -> usize {
     usize::from(c.x >= mid.x) | (usize::from(c.y >= mid.y) << 1)
 }
 
+/// Where the boxes of one node go, for the passes that ask it of every box
+/// in a run (a build's partition, a leaf's recount): the quadrant of the
+/// centre, as [`quadrant`] finds it, and whether that child's loose bounds
+/// hold the box, as `Aabb::contains` tests. The children's bounds are kept
+/// in `f64`, where the centre is computed: each corner of the box is
+/// converted once for both tests, exactly, since every `f32` is an `f64`.
+/// With the bounds in `f32`, the compiler rebuilt the box's lower corner
+/// from the load it shared between the two tests, three instructions more
+/// per box, and a rebuild of 300k uniform boxes ran 1.10× the instructions
+/// (callgrind).
+pub(crate) struct Sorter {
+    mid: Vec2,
+    kids: [[f64; 4]; 4],
+}
+
+impl Sorter {
+    /// The sorter of the node whose geometry is `geo`.
+    #[inline]
+    pub(crate) fn of(geo: &Geo) -> Sorter {
+        Sorter {
+            mid: geo.cell.center(),
+            kids: geo
+                .children_loose()
+                .map(|k| [k.min.x, k.min.y, k.max.x, k.max.y].map(f64::from)),
+        }
+    }
+
+    /// The quadrant `b`'s centre descends into, and whether that child's
+    /// loose bounds hold `b` (so that it would be stored below the node).
+    #[inline(always)]
+    pub(crate) fn place(&self, b: &Aabb) -> (usize, bool) {
+        let lo = [f64::from(b.min.x), f64::from(b.min.y)];
+        let hi = [f64::from(b.max.x), f64::from(b.max.y)];
+        let c = b.center();
+        let q = usize::from(c.x >= self.mid.x) | (usize::from(c.y >= self.mid.y) << 1);
+        let k = &self.kids[q];
+        let fits = (k[0] <= lo[0]) & (k[1] <= lo[1]) & (hi[0] <= k[2]) & (hi[1] <= k[3]);
+        (q, fits)
+    }
+}
+
 /// A cell grown by half its width and height on every side.
 #[inline]
 fn loose_of(cell: &Aabb) -> Aabb {

@@ -1,6 +1,6 @@
 //! Moving and resizing items.
 
-use super::{Entry, Geo, NONE, Node, NodeStack, Placing, QuadTree, quadrant};
+use super::{Entry, Geo, NONE, Node, NodeStack, Placing, QuadTree, Sorter, quadrant};
 use crate::error::Error;
 use crate::geom::Aabb;
 use crate::key::Key;
@@ -525,16 +525,9 @@ impl<T> QuadTree<T> {
             return;
         }
         let load = if node.depth < self.config.max_depth {
-            let geo = &self.geo[n as usize];
-            let (mid, kids) = (geo.cell.center(), geo.children_loose());
+            let sorter = Sorter::of(&self.geo[n as usize]);
             let run = &self.entries[node.start as usize..(node.start + node.len) as usize];
-            run.iter()
-                .filter(|e| {
-                    let c = e.aabb.center();
-                    let q = usize::from(c.x >= mid.x) | (usize::from(c.y >= mid.y) << 1);
-                    kids[q].contains(&e.aabb)
-                })
-                .count()
+            run.iter().filter(|e| sorter.place(&e.aabb).1).count()
         } else {
             0
         };
