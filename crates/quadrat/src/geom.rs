@@ -734,8 +734,12 @@ impl Aabb {
     /// ```
     #[inline]
     pub fn validate(&self) -> Result<(), Error> {
-        let finite = self.min.is_finite() && self.max.is_finite();
-        if finite && self.min.x <= self.max.x && self.min.y <= self.max.y {
+        // Every test made, joined with `&`: one vector comparison for the
+        // four magnitudes (NaN and the infinities fail `<= f32::MAX`) and
+        // one branch, where `&&` branched six times on every box.
+        let v = [self.min.x, self.min.y, self.max.x, self.max.y];
+        let finite = v.iter().fold(true, |ok, x| ok & (x.abs() <= f32::MAX));
+        if finite & (self.min.x <= self.max.x) & (self.min.y <= self.max.y) {
             return Ok(());
         }
         self.explain_invalid()

@@ -231,6 +231,71 @@ fn invalid_boxes() -> Vec<(Aabb, &'static str)> {
     ]
 }
 
+/// Every finite `f32` is a valid coordinate: the largest magnitudes, both
+/// zeros and the subnormals. Boxes reaching the ends of the range are taken
+/// by every path that checks boxes (one at a time, in bulk, moved one at a
+/// time and all at once), kept outside the world, and found by queries
+/// and pairs; only the infinities and NaN are refused.
+#[test]
+fn boxes_at_the_ends_of_f32_are_accepted() {
+    let max = f32::MAX;
+    let tiny = f32::from_bits(1);
+    let edges = [
+        Aabb::new([-max, -max], [max, max]),
+        Aabb::new([max, max], [max, max]),
+        Aabb::new([-max, -max], [-max, -max]),
+        Aabb::new([-0.0, -0.0], [0.0, 0.0]),
+        Aabb::new([-tiny, tiny], [tiny, f32::MIN_POSITIVE]),
+        Aabb::new([50.0, -max], [51.0, max]),
+    ];
+    for b in edges {
+        assert_eq!(b.validate(), Ok(()), "{b:?}");
+    }
+    assert!(
+        Aabb::new([0.0, 0.0], [max.next_up(), 1.0])
+            .validate()
+            .is_err()
+    );
+    let mut tree = QuadTree::new(world());
+    let inner = tree.insert(Aabb::new([10.0, 10.0], [11.0, 11.0]), usize::MAX);
+    let one_by_one: Vec<Key> = edges
+        .iter()
+        .zip(0..)
+        .map(|(b, i)| tree.insert(*b, i))
+        .collect();
+    let bulk = tree.insert_many(edges.iter().copied().zip(10..));
+    tree.validate().unwrap();
+    let everything = Aabb::new([-max, -max], [max, max]);
+    assert_eq!(sorted_query(&tree, everything).len(), 13);
+    // The box over the whole range meets every other item, both copies of
+    // it included; the two corner points meet only the boxes over them.
+    let pairs = tree.pairs();
+    for whole in [one_by_one[0], bulk[0]] {
+        let met = pairs
+            .iter()
+            .filter(|(a, b)| *a == whole || *b == whole)
+            .count();
+        assert_eq!(met, 12, "{whole:?}");
+    }
+    let corner = |k: Key| pairs.iter().filter(|(a, b)| *a == k || *b == k).count();
+    assert_eq!(
+        corner(one_by_one[1]),
+        3,
+        "the top corner meets its copy and the two boxes over it"
+    );
+    assert!(tree.update(inner, Aabb::new([max, -max], [max, -max])));
+    assert_eq!(tree.aabb(inner), Some(Aabb::new([max, -max], [max, -max])));
+    tree.update_all(|_, &i, b| {
+        if i % 2 == 0 {
+            edges[(i + 1) % edges.len()]
+        } else {
+            b
+        }
+    });
+    tree.validate().unwrap();
+    assert_eq!(sorted_query(&tree, everything).len(), 13);
+}
+
 #[test]
 fn invalid_boxes_are_refused_and_change_nothing() {
     let mut tree = QuadTree::with_config(
