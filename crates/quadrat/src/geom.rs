@@ -734,9 +734,11 @@ impl Aabb {
     /// ```
     #[inline]
     pub fn validate(&self) -> Result<(), Error> {
-        // Every test made, joined with `&`: one vector comparison for the
-        // four magnitudes (NaN and the infinities fail `<= f32::MAX`) and
-        // one branch, where `&&` branched six times on every box.
+        // Every test made, joined with `&`, and one branch: the magnitudes
+        // are compared with `f32::MAX`, which NaN and the infinities fail.
+        // Against the tests joined with `&&`, `insert_many` of 300k boxes
+        // ran 14 fewer instructions a box (callgrind). A box refused here
+        // is looked at again, test by test, by `explain_invalid`.
         let v = [self.min.x, self.min.y, self.max.x, self.max.y];
         let finite = v.iter().fold(true, |ok, x| ok & (x.abs() <= f32::MAX));
         if finite & (self.min.x <= self.max.x) & (self.min.y <= self.max.y) {
