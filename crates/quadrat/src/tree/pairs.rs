@@ -523,9 +523,10 @@ impl<'t, E: FnMut(&Entry, &Entry) + ?Sized, C: Tally> PairFinder<'t, E, C> {
 /// and whether an entry reaches the other node's box is often a coin
 /// toss, so there is no branch on the test: every entry's place is
 /// written and only those that meet `area` are kept (the extra slot of
-/// `at` takes the write that follows a full buffer). Writing the 4-byte place instead of the 24-byte entry, and
-/// copying only the few entries kept, took the walk at 300k uniform boxes
-/// to 0.93× the instructions (callgrind), 0.98× in clustered scenes.
+/// `at` takes the write that follows a full buffer). Writing the 4-byte
+/// place instead of the 24-byte entry, and copying only the few entries
+/// kept, took the walk at 300k uniform boxes to 0.93× the instructions
+/// (callgrind), 0.98× in clustered scenes.
 #[inline]
 fn filter_at<C: Tally>(
     run: &[Entry],
