@@ -79,35 +79,61 @@ pub(crate) fn gather_in_morton_order<E: Sync, O: Send>(
         // 64 MB, below that of the build and its keys, then 65.8).
         let order: Vec<u32> = keys.iter().map(|&k| k as u32).collect();
         *keys = Vec::new();
-        gather_by(&order, |&i| make(i as usize), parallel, out);
+        gather_by(&order, |&i| i as usize, items, make, parallel, out);
         return;
     }
-    gather_by(keys, |&k| make((k & 0xFFFF_FFFF) as usize), parallel, out);
+    let at = |&k: &u64| (k & 0xFFFF_FFFF) as usize;
+    gather_by(keys, at, items, make, parallel, out);
 }
 
-/// Appends `make(k)` for every `k` of `order` to `out`: independent reads,
-/// whose cache misses overlap.
-fn gather_by<K: Sync, O: Send>(
+/// How far ahead of its reads [`gather_by`] prefetches.
+const AHEAD: usize = 16;
+
+/// Appends `make(at(k))` for every `k` of `order` to `out`, where `make(i)`
+/// reads `items[i]`: independent reads in random places, so the item
+/// [`AHEAD`] places on is prefetched.
+fn gather_by<K: Sync, E: Sync, O: Send>(
     order: &[K],
-    make: impl Fn(&K) -> O + Sync + Send,
+    at: impl Fn(&K) -> usize + Sync + Send,
+    items: &[E],
+    make: impl Fn(usize) -> O + Sync + Send,
     parallel: bool,
     out: &mut Vec<O>,
 ) {
+    let step = |(i, k): (usize, &K)| {
+        if let Some(e) = order.get(i + AHEAD).and_then(|next| items.get(at(next))) {
+            crate::prefetch::prefetch(e);
+        }
+        make(at(k))
+    };
     #[cfg(feature = "parallel")]
     if parallel {
         use rayon::prelude::*;
-        out.par_extend(order.par_iter().map(make));
+        out.par_extend(order.par_iter().enumerate().map(step));
         return;
     }
     #[cfg(not(feature = "parallel"))]
     let _ = parallel;
-    out.extend(order.iter().map(make));
+    out.extend(order.iter().enumerate().map(step));
 }
+
+/// Bits of the code each radix pass sorts on.
+const DIGIT: u32 = 10;
+
+/// Buckets of one radix pass.
+const BUCKETS: usize = 1 << DIGIT;
+
+/// The lowest bit of a key that the radix sort orders on: it sorts the
+/// code's top `2 * DIGIT` bits, in two passes.
+const LOWEST: u32 = 64 - 2 * DIGIT;
+
+/// The shifts of the two passes, least significant digit first.
+const SHIFTS: [u32; 2] = [LOWEST, LOWEST + DIGIT];
 
 /// The bucket of key `k` in the radix pass that sorts on bits `shift..`.
 #[inline]
 fn digit(k: u64, shift: u32) -> usize {
-    ((k >> shift) & 0x7FF) as usize
+    ((k >> shift) as usize) & (BUCKETS - 1)
 }
 
 /// [`radix_sort_codes`] on rayon's pool: each pass counts the digits of
@@ -117,14 +143,13 @@ fn digit(k: u64, shift: u32) -> usize {
 #[cfg(feature = "parallel")]
 fn par_radix_sort_codes(keys: &mut Vec<u64>, spare: &mut Vec<u64>) {
     use rayon::prelude::*;
-    const BUCKETS: usize = 1 << 11;
     let chunk = keys
         .len()
         .div_ceil(rayon::current_num_threads().max(1))
         .max(1);
     spare.clear();
     spare.resize(keys.len(), 0);
-    for shift in [42u32, 53] {
+    for shift in SHIFTS {
         let counts: Vec<Vec<u32>> = keys
             .par_chunks(chunk)
             .map(|c| {
@@ -162,20 +187,22 @@ fn par_radix_sort_codes(keys: &mut Vec<u64>, spare: &mut Vec<u64>) {
     }
 }
 
-/// Sorts `(code << 32) | index` keys by the top 22 bits of their 32-bit
-/// code: two 11-bit LSD radix passes through `spare`. The lower bits order cells more than
-/// 11 levels down, which the partition sorts out cheaply, on ranges that
-/// fit in cache.
+/// Sorts `(code << 32) | index` keys by the top `2 * DIGIT` (20) bits of
+/// their 32-bit code: two LSD radix passes of [`DIGIT`] bits through
+/// `spare`. The lower bits order cells more than 10 levels down, which the
+/// partition sorts out cheaply, on ranges that fit in cache. Two passes of
+/// 11 bits took about twice the time at 1M keys: each pass scatters into
+/// 2,048 places at once, more pages than the TLB holds
+/// (ARCHITECTURE.md, *Bulk build*).
 fn radix_sort_codes(keys: &mut Vec<u64>, spare: &mut Vec<u64>) {
-    const BUCKETS: usize = 1 << 11;
     let mut offsets = [[0u32; BUCKETS]; 2];
     for k in keys.iter() {
-        offsets[0][digit(*k, 42)] += 1;
-        offsets[1][(k >> 53) as usize] += 1;
+        offsets[0][digit(*k, SHIFTS[0])] += 1;
+        offsets[1][digit(*k, SHIFTS[1])] += 1;
     }
     spare.clear();
     spare.resize(keys.len(), 0);
-    for (shift, offsets) in [42u32, 53].into_iter().zip(offsets.iter_mut()) {
+    for (shift, offsets) in SHIFTS.into_iter().zip(offsets.iter_mut()) {
         let mut sum = 0u32;
         for o in offsets.iter_mut() {
             let c = *o;
@@ -203,7 +230,7 @@ fn spread(v: u32) -> u32 {
 
 #[cfg(test)]
 mod tests {
-    use super::radix_sort_codes;
+    use super::{DIGIT, LOWEST, radix_sort_codes};
 
     /// A xorshift generator, so that the tests need no dependency.
     fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
@@ -224,25 +251,25 @@ mod tests {
         let mut sets = Vec::new();
         for len in [0, 1, 2, 3, 1_025, 4_097, 30_001, 200_003] {
             let few: Vec<u64> = (0..len)
-                .map(|i| ((next() % 97) << 53 | (next() % 5) << 42) | i as u64)
+                .map(|i| ((next() % 97) << (LOWEST + DIGIT) | (next() % 5) << LOWEST) | i as u64)
                 .collect();
             let spread: Vec<u64> = (0..len)
                 .map(|i| (next() & !0xFFFF_FFFF) | i as u64)
                 .collect();
             let below: Vec<u64> = (0..len)
-                .map(|i| ((next() % 3) << 42 | (next() % 1024) << 32) | i as u64)
+                .map(|i| ((next() % 3) << LOWEST | (next() % 4096) << 32) | i as u64)
                 .collect();
             sets.extend([few, spread, below]);
         }
         sets
     }
 
-    /// The radix sort is a stable sort on the code's top 22 bits.
+    /// The radix sort is a stable sort on the code's top `2 * DIGIT` bits.
     #[test]
-    fn radix_sort_is_a_stable_sort_on_the_top_22_bits() {
+    fn radix_sort_is_a_stable_sort_on_the_top_bits() {
         for keys in key_sets() {
             let mut expected = keys.clone();
-            expected.sort_by_key(|&k| k >> 42);
+            expected.sort_by_key(|&k| k >> LOWEST);
             let (mut got, mut spare) = (keys, Vec::new());
             radix_sort_codes(&mut got, &mut spare);
             assert_eq!(got, expected, "{} keys", got.len());
