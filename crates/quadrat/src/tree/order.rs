@@ -89,9 +89,15 @@ pub(crate) fn gather_in_morton_order<E: Sync, O: Send>(
 /// How far ahead of its reads [`gather_by`] prefetches.
 const AHEAD: usize = 16;
 
+/// From how many bytes of items [`gather_by`] prefetches: below, they
+/// mostly sit in the cache, and the prefetches only add instructions (at
+/// 100k boxes, 2% of `insert_many`'s).
+const PREFETCH_MIN: usize = 4 << 20;
+
 /// Appends `make(at(k))` for every `k` of `order` to `out`, where `make(i)`
 /// reads `items[i]`: independent reads in random places, so the item
-/// [`AHEAD`] places on is prefetched.
+/// [`AHEAD`] places on is prefetched when `items` are too many for the
+/// cache ([`PREFETCH_MIN`]).
 fn gather_by<K: Sync, E: Sync, O: Send>(
     order: &[K],
     at: impl Fn(&K) -> usize + Sync + Send,
@@ -100,21 +106,35 @@ fn gather_by<K: Sync, E: Sync, O: Send>(
     parallel: bool,
     out: &mut Vec<O>,
 ) {
-    let step = |(i, k): (usize, &K)| {
+    let ahead = |i: usize| {
         if let Some(e) = order.get(i + AHEAD).and_then(|next| items.get(at(next))) {
             crate::prefetch::prefetch(e);
         }
-        make(at(k))
     };
+    let far = core::mem::size_of_val(items) >= PREFETCH_MIN;
     #[cfg(feature = "parallel")]
     if parallel {
         use rayon::prelude::*;
-        out.par_extend(order.par_iter().enumerate().map(step));
+        if far {
+            out.par_extend(order.par_iter().enumerate().map(|(i, k)| {
+                ahead(i);
+                make(at(k))
+            }));
+        } else {
+            out.par_extend(order.par_iter().map(|k| make(at(k))));
+        }
         return;
     }
     #[cfg(not(feature = "parallel"))]
     let _ = parallel;
-    out.extend(order.iter().enumerate().map(step));
+    if far {
+        out.extend(order.iter().enumerate().map(|(i, k)| {
+            ahead(i);
+            make(at(k))
+        }));
+    } else {
+        out.extend(order.iter().map(|k| make(at(k))));
+    }
 }
 
 /// Bits of the code each radix pass sorts on.

@@ -332,6 +332,49 @@ fn deferred_inserts_placed_by_parallel_questions() {
 /// the same nodes in the same order, every item in the same place, and a
 /// valid tree, over every layout, crowded and shallow configurations, a
 /// pile on one point and items far outside the world.
+/// At 300k boxes, the Morton gather prefetches (its items take more than
+/// 4 MB), on one thread and on the pool: the bulk build, and the deferred
+/// index a parallel question places, are the sequential build, run for
+/// run.
+#[cfg(feature = "parallel")]
+#[test]
+fn large_parallel_builds_equal_sequential_builds() {
+    use quadrat::scenario::{Layout, Scenario};
+    use quadrat::{Config, QuadTree};
+    let config = Config {
+        par_min_items: 0,
+        ..Config::default()
+    };
+    for layout in [Layout::Uniform, Layout::Clustered] {
+        let s = Scenario::new(layout, 300_000, 41);
+        let what = format!("{layout:?} n=300k");
+        let items = || s.boxes().into_iter().zip(0u32..);
+        let mut seq = QuadTree::with_config(s.world, config);
+        seq.insert_many(items());
+        seq.validate().unwrap_or_else(|e| panic!("{what}: {e}"));
+        let mut par = QuadTree::with_config(s.world, config);
+        par.par_insert_many(items());
+        par.validate()
+            .unwrap_or_else(|e| panic!("{what}, parallel: {e}"));
+        assert!(seq.nodes().eq(par.nodes()), "{what}: nodes differ");
+        assert_eq!(order(&seq), order(&par), "{what}: items in another order");
+        // One insert at a time, placed by a parallel question.
+        let mut deferred = QuadTree::with_config(s.world, config);
+        for (b, v) in items() {
+            deferred.insert(b, v);
+        }
+        let mut pairs = Vec::new();
+        deferred.par_pairs_into(&mut pairs);
+        pairs.sort_unstable();
+        assert_eq!(pairs, seq.pairs(), "{what}: pairs of the deferred tree");
+        deferred
+            .validate()
+            .unwrap_or_else(|e| panic!("{what}, deferred: {e}"));
+        assert!(seq.nodes().eq(deferred.nodes()), "{what}: deferred nodes");
+        assert_eq!(order(&seq), order(&deferred), "{what}: deferred order");
+    }
+}
+
 #[cfg(feature = "parallel")]
 #[test]
 fn parallel_build_equals_sequential_build() {
