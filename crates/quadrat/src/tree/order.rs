@@ -111,29 +111,28 @@ fn gather_by<K: Sync, E: Sync, O: Send>(
             crate::prefetch::prefetch(e);
         }
     };
+    let fetched = |(i, k): (usize, &K)| {
+        ahead(i);
+        make(at(k))
+    };
+    let plain = |k: &K| make(at(k));
     let far = core::mem::size_of_val(items) >= PREFETCH_MIN;
     #[cfg(feature = "parallel")]
     if parallel {
         use rayon::prelude::*;
         if far {
-            out.par_extend(order.par_iter().enumerate().map(|(i, k)| {
-                ahead(i);
-                make(at(k))
-            }));
+            out.par_extend(order.par_iter().enumerate().map(&fetched));
         } else {
-            out.par_extend(order.par_iter().map(|k| make(at(k))));
+            out.par_extend(order.par_iter().map(&plain));
         }
         return;
     }
     #[cfg(not(feature = "parallel"))]
     let _ = parallel;
     if far {
-        out.extend(order.iter().enumerate().map(|(i, k)| {
-            ahead(i);
-            make(at(k))
-        }));
+        out.extend(order.iter().enumerate().map(fetched));
     } else {
-        out.extend(order.iter().map(|k| make(at(k))));
+        out.extend(order.iter().map(plain));
     }
 }
 

@@ -151,26 +151,24 @@ fn sweep_within<E: FnMut(&Entry, &Entry) + ?Sized, C: Tally>(
             // end, so does every later one, and none of them hits.
             let mut reach = 0;
             let mut out = false;
+            // Candidate `jj`, `b`, which counts only when `inside` the run
+            // (a lane of the last block past the run's end reads its last
+            // entry).
+            let mut lane = |jj: usize, b: &Aabb, inside: bool| {
+                let in_x = b.min.x <= a.max.x;
+                ij[k] = (i as u32, jj as u32);
+                k += usize::from(inside & in_x & overlap_y(a, b));
+                reach += usize::from(inside & in_x);
+                out |= inside & !in_x;
+            };
             if let Some(block) = run.get(j..j + LANES) {
                 // A whole block: no candidate past the run's end.
                 for (t, b) in block.iter().enumerate() {
-                    let b = &b.aabb;
-                    let in_x = b.min.x <= a.max.x;
-                    ij[k] = (i as u32, (j + t) as u32);
-                    k += usize::from(in_x & overlap_y(a, b));
-                    reach += usize::from(in_x);
-                    out |= !in_x;
+                    lane(j + t, &b.aabb, true);
                 }
             } else {
-                for t in 0..LANES {
-                    let jj = j + t;
-                    let inside = jj < n;
-                    let b = &run[jj.min(n - 1)].aabb;
-                    let in_x = b.min.x <= a.max.x;
-                    ij[k] = (i as u32, jj as u32);
-                    k += usize::from(inside & in_x & overlap_y(a, b));
-                    reach += usize::from(inside & in_x);
-                    out |= inside & !in_x;
+                for jj in j..j + LANES {
+                    lane(jj, &run[jj.min(n - 1)].aabb, jj < n);
                 }
             }
             // What a sweep branching on each candidate would have
