@@ -8,7 +8,9 @@
 /// items stored in key order while the walk goes in the tree's order
 /// (ARCHITECTURE, *Queries and pairs*, gives the measured gain);
 /// `update_all` and `index_slots` to fetch, ahead of their random reads and
-/// writes, the entries and slots of the items they go through.
+/// writes, the entries and slots of the items they go through; area,
+/// circle and point queries and ray casts to fetch, as they put a node on
+/// their stack, its run's first entry and its children's search copies.
 #[inline(always)]
 pub(crate) fn prefetch<T>(r: &T) {
     #[cfg(target_arch = "x86_64")]

@@ -440,6 +440,20 @@ impl Ix<'_> {
         at
     }
 
+    /// Starts fetching what a search visiting the node of `h` reads first:
+    /// the first entry of its run and its children's search copies.
+    #[inline]
+    pub(crate) fn warm(&self, h: &Hot) {
+        if h.len > 0
+            && let Some(e) = self.entries.get(h.start as usize)
+        {
+            crate::prefetch::prefetch(e);
+        }
+        if let Some(c) = self.hot.get(h.children as usize) {
+            crate::prefetch::prefetch(c);
+        }
+    }
+
     /// The run of node `n`.
     #[inline]
     pub(crate) fn run(&self, n: u32) -> &[Entry] {

@@ -172,8 +172,10 @@ impl<'a, T, R: Region> Query<'a, T, R> {
             if !h.is_leaf() {
                 for q in 0..4 {
                     let child = h.children + q;
-                    if self.region.intersects_aabb(&ix.hot[child as usize].sub) {
+                    let c = &ix.hot[child as usize];
+                    if self.region.intersects_aabb(&c.sub) {
                         self.stack.push(child);
+                        ix.warm(c);
                     }
                 }
             }
@@ -320,8 +322,10 @@ impl<T> QuadTree<T> {
             if !h.is_leaf() {
                 for q in 0..4 {
                     let child = h.children + q;
-                    if region.intersects_aabb(&ix.hot[child as usize].sub) {
+                    let c = &ix.hot[child as usize];
+                    if region.intersects_aabb(&c.sub) {
                         stack.push(child);
+                        ix.warm(c);
                     }
                 }
             }

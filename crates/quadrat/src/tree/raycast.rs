@@ -124,6 +124,7 @@ impl<T> QuadTree<T> {
                     if let Some(t0) = enter(&bounds).filter(|&t| t <= limit(&best)) {
                         kids[m] = (c, t0);
                         m += 1;
+                        ix.warm(&ix.hot[c as usize]);
                     }
                 }
                 // Farthest first, so the nearest child is visited first.
