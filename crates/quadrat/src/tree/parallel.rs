@@ -13,12 +13,6 @@ use std::sync::Mutex;
 /// a few cores, while the work below stays sequential and allocation-free.
 const SPLIT_LEVELS: u8 = 3;
 
-/// What receives a pair of entries.
-type Emit<'e> = dyn FnMut(&Entry, &Entry) + 'e;
-
-/// One job of the walk: given an emitter, find some of the pairs.
-type Task<'t> = dyn Fn(&mut Emit<'_>) + Sync + 't;
-
 impl<T> QuadTree<T> {
     /// Like [`rebuild`](QuadTree::rebuild), with the subtrees of the top
     /// levels built as jobs on the calling thread and rayon's thread pool,
@@ -312,12 +306,11 @@ impl<T: Sync> QuadTree<T> {
     /// ```
     pub fn par_for_each_pair(&self, f: impl Fn(Key, Key) + Sync) {
         self.ix_with(true);
-        self.par_walk(0, self.split_levels(), true, &|task: &Task<'_>| {
-            task(&mut |a: &Entry, b: &Entry| {
-                let (ka, kb) = ordered_keys(a, b);
-                f(ka, kb);
-            });
-        });
+        let emit = |_: &mut (), a: &Entry, b: &Entry| {
+            let (ka, kb) = ordered_keys(a, b);
+            f(ka, kb);
+        };
+        self.par_walk(0, self.split_levels(), true, || (), emit, |()| {});
     }
 
     /// Every intersecting pair `(a, b)` with `a < b`, each exactly once,
@@ -389,8 +382,8 @@ impl<T: Sync> QuadTree<T> {
     /// ids, say) without a second pass over the pairs. `f` runs on the
     /// calling thread and the pool's threads. Like
     /// [`par_pairs_into`](QuadTree::par_pairs_into), each job fills a small buffer of its own and appends it to `out`
-    /// when full. Below [`Config::par_min_items`](crate::Config) items it
-    /// is `for_each_pair` pushing into `out`.
+    /// when full. Below [`Config::par_min_items`](crate::Config) items, or
+    /// on a pool of one thread, it is `for_each_pair` pushing into `out`.
     ///
     /// ```
     /// use quadrat::{Aabb, QuadTree};
@@ -416,7 +409,7 @@ impl<T: Sync> QuadTree<T> {
         /// Pairs a job gathers before it appends them to `out`.
         const BUFFER: usize = 4096;
         self.ix_with(true);
-        if !self.splits(true, self.len()) {
+        if !self.walk_splits() {
             let mut emit = |a: &Entry, b: &Entry| {
                 let (ka, kb) = ordered_keys(a, b);
                 out.push(f(ka, kb));
@@ -433,49 +426,75 @@ impl<T: Sync> QuadTree<T> {
         out.reserve(BUFFER);
         let shared = Mutex::new(out);
         let flush = |found: &mut Vec<P>| lock(&shared).append(found);
-        self.par_walk(0, SPLIT_LEVELS, warm, &|task: &Task<'_>| {
-            let mut found = Vec::new();
-            task(&mut |a: &Entry, b: &Entry| {
-                if found.len() == BUFFER {
-                    flush(&mut found);
-                } else if found.capacity() == 0 {
-                    found.reserve_exact(BUFFER);
-                }
-                let (ka, kb) = ordered_keys(a, b);
-                found.push(f(ka, kb));
-            });
+        let emit = |found: &mut Vec<P>, a: &Entry, b: &Entry| {
+            if found.len() == BUFFER {
+                flush(found);
+            } else if found.capacity() == 0 {
+                found.reserve_exact(BUFFER);
+            }
+            let (ka, kb) = ordered_keys(a, b);
+            found.push(f(ka, kb));
+        };
+        let end = |mut found: Vec<P>| {
             if !found.is_empty() {
                 flush(&mut found);
             }
-        });
+        };
+        self.par_walk(0, SPLIT_LEVELS, warm, Vec::new, emit, end);
     }
 
     /// How many levels of the pair walk are split into jobs: none below
-    /// [`Config::par_min_items`](crate::Config) items.
+    /// [`Config::par_min_items`](crate::Config) items, or on a pool of one
+    /// thread (see [`walk_splits`](QuadTree::walk_splits)).
     fn split_levels(&self) -> u8 {
-        if self.splits(true, self.len()) {
-            SPLIT_LEVELS
-        } else {
-            0
-        }
+        if self.walk_splits() { SPLIT_LEVELS } else { 0 }
+    }
+
+    /// `true` when the pair walk is split into jobs: from
+    /// [`Config::par_min_items`](crate::Config) items, on a pool of more
+    /// than one thread. On a pool of one thread, the jobs would all run on
+    /// the calling thread, one after the other, and `par_map_pairs_into`
+    /// would copy every result once more, from its jobs' buffers into
+    /// `out`: at 100k boxes of mixed sizes, it took 1.2–1.3× the time of
+    /// `for_each_pair` pushing into a vector.
+    fn walk_splits(&self) -> bool {
+        self.splits(true, self.len()) && rayon::current_num_threads() > 1
     }
 
     /// The pair walk of the subtree of `n` (see `PairFinder::within_subtree`),
-    /// split into jobs for `levels` more levels (see [`Job`]); `run` runs
-    /// each job, on whichever thread takes it (see [`run_jobs`]). Each
-    /// node's slots are prefetched before its items are paired when `warm`
-    /// (see `PairFinder::warming`).
-    fn par_walk(&self, n: u32, levels: u8, warm: bool, run: &(dyn Fn(&Task<'_>) + Sync)) {
+    /// split into jobs for `levels` more levels (see [`Job`]), each run on
+    /// whichever thread takes it (see [`run_jobs`]): a job starts a state
+    /// with `start`, hands every pair it finds to `emit` with that state,
+    /// and gives the state to `end`. Each node's slots are prefetched
+    /// before its items are paired when `warm` (see `PairFinder::warming`).
+    ///
+    /// The walk calls `emit` directly, as `for_each_pair` calls its
+    /// closure: through a `dyn FnMut` for every pair, `par_for_each_pair`
+    /// ran 1.09× the instructions at 100k boxes of mixed sizes, and took
+    /// 1.1–1.3× the time on two threads in clustered and mixed scenes
+    /// (ARCHITECTURE.md, *Queries and pairs*, *Parallel*).
+    fn par_walk<S, E>(
+        &self,
+        n: u32,
+        levels: u8,
+        warm: bool,
+        start: impl Fn() -> S + Sync,
+        emit: E,
+        end: impl Fn(S) + Sync,
+    ) where
+        E: Fn(&mut S, &Entry, &Entry) + Sync,
+    {
         let mut jobs = Vec::new();
         self.list_jobs(n, levels, &mut jobs);
         run_jobs(jobs.len(), |i| {
-            run(&|emit: &mut Emit<'_>| {
-                self.walk_pairs(emit, warm, |p| match jobs[i] {
-                    Job::Within(n) => p.within_subtree(n),
-                    Job::Own(n) => p.own_run(n),
-                    Job::Between(a, b) => p.subtree_vs_subtree(a, b),
-                });
+            let mut state = start();
+            let mut pair = |a: &Entry, b: &Entry| emit(&mut state, a, b);
+            self.walk_pairs(&mut pair, warm, |p| match jobs[i] {
+                Job::Within(n) => p.within_subtree(n),
+                Job::Own(n) => p.own_run(n),
+                Job::Between(a, b) => p.subtree_vs_subtree(a, b),
             });
+            end(state);
         });
     }
 
