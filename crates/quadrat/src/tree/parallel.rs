@@ -455,7 +455,7 @@ impl<T: Sync> QuadTree<T> {
     /// than one thread. On a pool of one thread, the jobs would all run on
     /// the calling thread, one after the other, and `par_map_pairs_into`
     /// would copy every result once more, from its jobs' buffers into
-    /// `out`: at 100k boxes of mixed sizes, it took 1.2–1.3× the time of
+    /// `out`: at 100k boxes of mixed sizes, it took 1.2–1.4× the time of
     /// `for_each_pair` pushing into a vector.
     fn walk_splits(&self) -> bool {
         self.splits(true, self.len()) && rayon::current_num_threads() > 1
