@@ -119,7 +119,8 @@ pub struct Config {
     /// the items), because splitting that work costs more than it saves. (The pass of
     /// `par_update_all` that asks for each new
     /// box is split in chunks of 16,384 items whatever this says, so a
-    /// smaller tree is one chunk.) Any value; 0 always splits. Default
+    /// smaller tree is one chunk.) Any value; 0 splits at every size, except
+    /// that the pair walks are not split on a pool of one thread. Default
     /// 65,536 (2¹⁶), measured on 2 cores: splitting build and pairs took
     /// 1.2-1.6× the time of one thread at 1k-10k boxes and about the same
     /// at 30k; at 100k, the pair walk alone took 0.4-0.7×, but the build
@@ -272,7 +273,8 @@ pub struct NodeView {
 ///   [`insert_many`](QuadTree::insert_many) panics, nothing of it is
 ///   inserted. If the closure of [`update_all`](QuadTree::update_all)
 ///   panics, each item keeps its old box or has the new one, and the tree
-///   is consistent with whichever it has; in [`retain`](QuadTree::retain),
+///   is consistent with whichever it has (with `par_update_all`, every
+///   item keeps its old box); in [`retain`](QuadTree::retain),
 ///   the items already judged are removed or kept as judged. A value whose
 ///   destructor panics during [`clear`](QuadTree::clear) leaves an empty
 ///   tree (the values not yet dropped are leaked).
@@ -708,8 +710,9 @@ impl<T> QuadTree<T> {
     /// `true` when work over `items` items is split across threads: asked
     /// for by the caller (`parallel`), and at least
     /// [`Config::par_min_items`] items, below which splitting costs more
-    /// than it saves. Every `par_` path decides here or in
-    /// [`splits_build`](QuadTree::splits_build), once per call.
+    /// than it saves. Every `par_` path decides here, in
+    /// [`splits_build`](QuadTree::splits_build) or (the pair walks) in
+    /// `walk_splits`, once per call.
     #[inline]
     pub(crate) fn splits(&self, parallel: bool, items: usize) -> bool {
         parallel && items >= self.config.par_min_items

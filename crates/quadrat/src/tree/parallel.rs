@@ -108,7 +108,12 @@ impl<T: Sync> QuadTree<T> {
     ///
     /// # Panics
     /// When `f` returns an invalid box; see
-    /// [`try_par_update_all`](QuadTree::try_par_update_all).
+    /// [`try_par_update_all`](QuadTree::try_par_update_all). When `f`
+    /// panics, on whichever thread of the pool, the panic reaches the
+    /// caller and every item keeps its old box: the new boxes are written
+    /// only once `f` has returned for every item. (`update_all`, which
+    /// writes as it goes, moves the items `f` returned a box for before the
+    /// block of 64 items in which it panicked.)
     ///
     /// ```
     /// use quadrat::{Aabb, QuadTree};
@@ -357,7 +362,9 @@ impl<T: Sync> QuadTree<T> {
     /// you keep. Reusing `out` from frame to frame saves allocating it
     /// again: each job gathers pairs in a small buffer of its own and
     /// appends it to `out` when full, so the pairs are written into `out`'s
-    /// memory once.
+    /// memory once. Below [`Config::par_min_items`](crate::Config) items,
+    /// or on a pool of one thread, the walk is not split and pushes each
+    /// pair into `out`.
     ///
     /// ```
     /// use quadrat::{Aabb, QuadTree};

@@ -14,7 +14,8 @@ fn parallel_pairs_equal_sequential_pairs() {
                 s.world,
                 Config {
                     max_items,
-                    // Split the work at every size, so the parallel walk runs.
+                    // Split the work at every size, so the parallel walk runs (on a
+                    // pool of more than one thread).
                     par_min_items: 0,
                     ..Config::default()
                 },
@@ -169,6 +170,120 @@ fn parallel_forms_on_any_pool_and_from_inside_it() {
             });
         }
         pool.install(|| pile(&format!("{threads} threads")));
+    }
+}
+
+/// On a pool of one thread the pair walks are not split: they are the
+/// sequential walk, pair for pair in its order, appended after what `out`
+/// held. A box as large as the world sits in the root and meets every
+/// other: the sequential walk pairs a node's own run after its children,
+/// and the split walk's first job is the root's own run, so a split walk
+/// would list its pairs first. On two threads the pairs are the same set,
+/// appended. A closure that panics leaves what `out` held and a valid tree.
+#[cfg(feature = "parallel")]
+#[test]
+fn pair_walks_on_one_thread_are_the_sequential_walk() {
+    use quadrat::scenario::{Layout, Scenario};
+    use quadrat::{Aabb, Config, Key, QuadTree};
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let config = Config {
+        max_items: 8,
+        par_min_items: 0,
+        ..Config::default()
+    };
+    let s = Scenario::new(Layout::MixedSizes, 12_000, 41);
+    let items = || {
+        s.boxes()
+            .into_iter()
+            .chain([s.world])
+            .zip(0u32..)
+            .collect::<Vec<(Aabb, u32)>>()
+    };
+    let mut bulk = QuadTree::with_config(s.world, config);
+    bulk.insert_many(items());
+    // Inserted one by one: placed by the first question, on the pool.
+    let mut deferred = QuadTree::with_config(s.world, config);
+    for (b, v) in items() {
+        deferred.insert(b, v);
+    }
+    let sequential = |tree: &QuadTree<u32>| {
+        let mut pairs = Vec::new();
+        tree.for_each_pair(|a, b| pairs.push((a, b)));
+        pairs
+    };
+    let expected = sequential(&bulk);
+    assert!(
+        expected.len() > items().len(),
+        "the world box meets every box"
+    );
+    let mut sorted = expected.clone();
+    sorted.sort_unstable();
+    // Not a pair: a key never meets itself.
+    let held: (Key, Key) = (expected[0].0, expected[0].0);
+    for threads in [1, 2] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("a thread pool");
+        pool.install(|| {
+            let what = format!("{threads} threads");
+            let mut mapped = vec![held];
+            bulk.par_map_pairs_into(&mut mapped, |a, b| (a, b));
+            let mut keys = vec![held];
+            bulk.par_pairs_into(&mut keys);
+            let visited = Mutex::new(vec![held]);
+            bulk.par_for_each_pair(|a, b| visited.lock().unwrap().push((a, b)));
+            let mut placed = vec![held];
+            deferred.par_map_pairs_into(&mut placed, |a, b| (a, b));
+            let listed = [
+                ("par_map_pairs_into", mapped, &expected),
+                ("par_pairs_into", keys, &expected),
+                (
+                    "par_for_each_pair",
+                    visited.into_inner().unwrap(),
+                    &expected,
+                ),
+                (
+                    "deferred, par_map_pairs_into",
+                    placed,
+                    &sequential(&deferred),
+                ),
+            ];
+            for (form, mut got, sequential) in listed {
+                assert_eq!(got[0], held, "{what}, {form}: what out held");
+                got.remove(0);
+                if threads == 1 {
+                    let first = got.iter().zip(sequential).position(|(g, s)| g != s);
+                    assert_eq!(first, None, "{what}, {form}: the sequential walk's order");
+                }
+                got.sort_unstable();
+                let mut want = sequential.clone();
+                want.sort_unstable();
+                assert_eq!(got, want, "{what}, {form}: the pairs");
+            }
+            let calls = AtomicUsize::new(0);
+            let mut out = vec![held];
+            let caught = catch_unwind(AssertUnwindSafe(|| {
+                bulk.par_map_pairs_into(&mut out, |a, b| {
+                    assert!(
+                        calls.fetch_add(1, Ordering::Relaxed) < 100,
+                        "the closure fails"
+                    );
+                    (a, b)
+                });
+            }));
+            assert!(caught.is_err(), "{what}: the panic reaches the caller");
+            assert_eq!(out[0], held, "{what}: what out held, after a panic");
+            assert!(
+                out.len() <= expected.len() + 1,
+                "{what}: pairs after a panic"
+            );
+            assert!(out[1..].iter().all(|p| sorted.binary_search(p).is_ok()));
+            bulk.validate().expect("a valid tree after a panic");
+            assert_eq!(sequential(&bulk), expected, "{what}: pairs after a panic");
+        });
     }
 }
 
