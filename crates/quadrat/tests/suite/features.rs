@@ -183,6 +183,7 @@ fn parallel_forms_on_any_pool_and_from_inside_it() {
 #[cfg(feature = "parallel")]
 #[test]
 fn pair_walks_on_one_thread_are_the_sequential_walk() {
+    use crate::support::tree::{Model, quiet_expected_panics};
     use quadrat::scenario::{Layout, Scenario};
     use quadrat::{Aabb, Config, Key, QuadTree};
     use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -193,19 +194,14 @@ fn pair_walks_on_one_thread_are_the_sequential_walk() {
         par_min_items: 0,
         ..Config::default()
     };
+    quiet_expected_panics();
     let s = Scenario::new(Layout::MixedSizes, 12_000, 41);
-    let items = || {
-        s.boxes()
-            .into_iter()
-            .chain([s.world])
-            .zip(0u32..)
-            .collect::<Vec<(Aabb, u32)>>()
-    };
+    let items: Vec<(Aabb, u32)> = s.boxes().into_iter().chain([s.world]).zip(0..).collect();
     let mut bulk = QuadTree::with_config(s.world, config);
-    bulk.insert_many(items());
+    let keys = bulk.insert_many(items.iter().copied());
     // Inserted one by one: placed by the first question, on the pool.
     let mut deferred = QuadTree::with_config(s.world, config);
-    for (b, v) in items() {
+    for &(b, v) in &items {
         deferred.insert(b, v);
     }
     let sequential = |tree: &QuadTree<u32>| {
@@ -215,11 +211,22 @@ fn pair_walks_on_one_thread_are_the_sequential_walk() {
     };
     let expected = sequential(&bulk);
     assert!(
-        expected.len() > items().len(),
+        expected.len() > items.len(),
         "the world box meets every box"
     );
     let mut sorted = expected.clone();
     sorted.sort_unstable();
+    let live = keys
+        .iter()
+        .zip(&items)
+        .map(|(&k, &(b, v))| (k, b, v))
+        .collect();
+    let brute = Model {
+        live,
+        dead: Vec::new(),
+    }
+    .brute_pairs();
+    assert_eq!(sorted, brute, "for_each_pair against brute force");
     // Not a pair: a key never meets itself.
     let held: (Key, Key) = (expected[0].0, expected[0].0);
     for threads in [1, 2] {
@@ -269,7 +276,7 @@ fn pair_walks_on_one_thread_are_the_sequential_walk() {
                 bulk.par_map_pairs_into(&mut out, |a, b| {
                     assert!(
                         calls.fetch_add(1, Ordering::Relaxed) < 100,
-                        "the closure fails"
+                        "the caller's closure fails"
                     );
                     (a, b)
                 });
