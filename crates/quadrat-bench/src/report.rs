@@ -2,6 +2,8 @@
 
 use core::fmt::Write as _;
 
+use quadrat::scenario::Layout;
+
 use super::implementation::Implementation;
 use super::record::{Benchmark, Record};
 use super::scene::{Motion, QueryKind};
@@ -50,6 +52,7 @@ pub(super) fn markdown(settings: &Settings, results: &Results) -> String {
         settings.seed,
         std::thread::available_parallelism().map_or(1, usize::from),
     );
+    summary_section(&mut s, settings, results);
     pairs_section(&mut s, settings, records);
     notes(&mut s, results, Part::Pairs);
     moving_section(&mut s, settings, records);
@@ -60,6 +63,138 @@ pub(super) fn markdown(settings: &Settings, results: &Results) -> String {
     notes(&mut s, results, Part::Memory);
     notes(&mut s, results, Part::Resting);
     s
+}
+
+/// quadrat's figures of this run as ratios to broccoli's, the fastest
+/// peer of build + all pairs: its time over broccoli's in build + all
+/// pairs and in moving frames (sequential, on all cores, and as the
+/// tutorials' loop; and all cores over one), and its heap over broccoli's;
+/// for queries, its throughput over the best peer's. Nothing when
+/// broccoli or quadrat was not measured.
+fn summary_section(s: &mut String, settings: &Settings, results: &Results) {
+    let records = &results.records;
+    let find = |benchmark: Benchmark, layout, n, name: &str| {
+        records.iter().find(|r| {
+            r.benchmark == benchmark
+                && r.layout == layout
+                && r.n == n
+                && r.implementation.name() == name
+                && !r.extrapolated
+        })
+    };
+    let mut rows = Vec::new();
+    let mut row = |what: &str, scene: &str, n: usize, benchmark: Benchmark, layout| {
+        let Some(broccoli) = find(benchmark, layout, n, "broccoli") else {
+            return;
+        };
+        let one = find(benchmark, layout, n, "quadrat");
+        let par = find(benchmark, layout, n, "quadrat-par");
+        let looped = find(benchmark, layout, n, "quadrat-loop");
+        if one.is_none() && par.is_none() && looped.is_none() {
+            return;
+        }
+        let over = |r: Option<&Record>, base: &Record| {
+            r.map_or_else(|| "–".to_owned(), |r| ratio(r.millis() / base.millis()))
+        };
+        let par_vs_one = match (par, one) {
+            (Some(p), Some(o)) => ratio(p.millis() / o.millis()),
+            _ => "–".to_owned(),
+        };
+        rows.push(format!(
+            "| {what} | {scene} | {} | {} | {} | {} | {par_vs_one} |",
+            fmt_n(n),
+            over(one, broccoli),
+            over(par, broccoli),
+            over(looped, broccoli),
+        ));
+    };
+    for &layout in &settings.layouts {
+        for &n in &settings.ns {
+            row(
+                "build + all pairs",
+                layout.name(),
+                n,
+                Benchmark::Pairs,
+                layout,
+            );
+        }
+    }
+    for motion in Motion::ALL {
+        for &n in &settings.moving_ns {
+            let moving = Benchmark::Moving(motion);
+            row("moving frame", motion.name(), n, moving, Layout::Uniform);
+        }
+    }
+    let mut queries = Vec::new();
+    for kind in QueryKind::ALL {
+        let group: Vec<&Record> = records
+            .iter()
+            .filter(|r| r.benchmark == Benchmark::Queries(kind))
+            .collect();
+        let rate = |r: &&Record| r.queries_per_second().unwrap_or(0.0);
+        let ours = group.iter().find(|r| r.implementation.name() == "quadrat");
+        let best = group
+            .iter()
+            .filter(|r| r.implementation.is_peer())
+            .max_by(|a, b| rate(a).total_cmp(&rate(b)));
+        if let (Some(ours), Some(best)) = (ours, best)
+            && rate(best) > 0.0
+        {
+            queries.push(format!(
+                "{} {} ({})",
+                kind.name(),
+                ratio(rate(ours) / rate(best)),
+                best.implementation.name()
+            ));
+        }
+    }
+    let name = |r: &&super::memory::MemoryRecord, name: &str| r.implementation.name() == name;
+    let memory = results
+        .memory
+        .iter()
+        .find(|r| name(r, "quadrat"))
+        .zip(results.memory.iter().find(|r| name(r, "broccoli")));
+    if rows.is_empty() && queries.is_empty() && memory.is_none() {
+        return;
+    }
+    s.push_str("\n## quadrat against broccoli\n\n");
+    if !rows.is_empty() {
+        s.push_str(
+            "quadrat's median time over broccoli's (rebuilt each frame in moving frames) in \
+             this run: lower is better, and below 1× is faster. **quadrat** builds with \
+             `insert_many` and updates with `update_all`; **all cores** with the `par_` forms; \
+             **the tutorials' loop** clears, inserts each box and reads both values of every \
+             pair with `get`. The last column is all cores' time over one thread's.\n\n\
+             | benchmark | scene | n | quadrat | all cores | the tutorials' loop | all cores ÷ one |\n\
+             |---|---|---:|---:|---:|---:|---:|\n",
+        );
+        for r in &rows {
+            s.push_str(r);
+            s.push('\n');
+        }
+    }
+    if !queries.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nQueries per second, quadrat's over the best peer's (higher is better): {}.",
+            queries.join(", ")
+        );
+    }
+    if let Some((ours, theirs)) = memory {
+        let _ = writeln!(
+            s,
+            "\nHeap over {} boxes, quadrat's over broccoli's (lower is better): {} at its \
+             peak while building, {} held after.",
+            fmt_n(ours.n),
+            ratio(ours.usage.peak as f64 / theirs.usage.peak.max(1) as f64),
+            ratio(ours.usage.retained as f64 / theirs.usage.retained.max(1) as f64),
+        );
+    }
+}
+
+/// A ratio of two figures, with two decimals: `0.57×`.
+fn ratio(x: f64) -> String {
+    format!("{x:.2}×")
 }
 
 fn memory_section(s: &mut String, settings: &Settings, results: &Results) {
@@ -346,6 +481,69 @@ pub(crate) fn fmt_rate(per_second: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    #[cfg(feature = "peers")]
+    fn the_summary_gives_quadrat_against_broccoli() {
+        use crate::Results;
+        use std::time::Duration;
+        let settings = crate::args::settings_from(&["bench", "--n", "1k", "--moving-n", "1k"]);
+        let record = |benchmark, implementation, ms: u64| Record {
+            benchmark,
+            layout: Layout::Uniform,
+            n: 1_000,
+            implementation,
+            median: Duration::from_millis(ms),
+            samples: 3,
+            extrapolated: false,
+            count: 10,
+            queries: if matches!(benchmark, Benchmark::Queries(_)) {
+                1_000
+            } else {
+                0
+            },
+        };
+        let drift = Benchmark::Moving(Motion::Drift);
+        let area = Benchmark::Queries(QueryKind::Area);
+        let results = Results {
+            records: vec![
+                record(Benchmark::Pairs, Implementation::Broccoli, 20),
+                record(Benchmark::Pairs, Implementation::Quadrat, 10),
+                record(Benchmark::Pairs, Implementation::QuadratPar, 8),
+                record(Benchmark::Pairs, Implementation::QuadratLoop, 15),
+                record(drift, Implementation::Broccoli, 40),
+                record(drift, Implementation::Quadrat, 30),
+                // A query batch in half the time: twice the queries per second.
+                record(area, Implementation::Rstar, 100),
+                record(area, Implementation::Parry, 80),
+                record(area, Implementation::Quadrat, 40),
+            ],
+            memory: Vec::new(),
+            notes: Vec::new(),
+        };
+        let mut s = String::new();
+        summary_section(&mut s, &settings, &results);
+        assert!(s.contains("## quadrat against broccoli"), "{s}");
+        assert!(
+            s.contains("| build + all pairs | uniform | 1,000 | 0.50× | 0.40× | 0.75× | 0.80× |"),
+            "{s}"
+        );
+        assert!(
+            s.contains("| moving frame | drift | 1,000 | 0.75× | – | – | – |"),
+            "{s}"
+        );
+        assert!(s.contains("area 2.00× (parry2d)"), "{s}");
+        assert!(!s.contains("Heap"), "{s}");
+        // Without broccoli there is nothing to compare with.
+        let mut s = String::new();
+        let without = Results {
+            records: results.records[1..4].to_vec(),
+            memory: Vec::new(),
+            notes: Vec::new(),
+        };
+        summary_section(&mut s, &settings, &without);
+        assert_eq!(s, "");
+    }
 
     #[test]
     fn numbers_are_readable() {

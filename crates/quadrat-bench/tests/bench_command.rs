@@ -250,6 +250,19 @@ fn check_markdown(path: &Path) {
         }
     }
     assert!(text.contains("| **quadrat** |"));
+    if cfg!(feature = "peers") {
+        for line in [
+            "## quadrat against broccoli",
+            "| build + all pairs | uniform | 2,000 |",
+            "| build + all pairs | mixed | 500 |",
+            "| moving frame | drift | 2,000 |",
+            "| moving frame | teleport | 2,000 |",
+            "Queries per second, quadrat's over the best peer's",
+            "Heap over 2,000 boxes, quadrat's over broccoli's",
+        ] {
+            assert!(text.contains(line), "no `{line}` in\n{text}");
+        }
+    }
     // Every table row has as many cells as its header.
     let mut cells = None;
     for line in text.lines() {
