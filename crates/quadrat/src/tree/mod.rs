@@ -39,7 +39,7 @@ pub use query::{Query, Region};
 
 use crate::error::Error;
 use crate::geom::{Aabb, Vec2};
-use crate::key::{Key, Slab, Slot};
+use crate::key::{Key, Ranks, Slab, Slot};
 use std::sync::OnceLock;
 
 /// The box that contains nothing and is the identity of [`Aabb::union`].
@@ -897,6 +897,24 @@ impl<T> QuadTree<T> {
     /// out before is invalidated. [`shrink_to_fit`](QuadTree::shrink_to_fit)
     /// frees what a refill would have reused.
     ///
+    /// A refill reuses the slots that were in use, and so key indices
+    /// below the number of items the tree held, but not in ascending order:
+    /// the n-th insert after `clear` gets the slot whose index is the place,
+    /// in the tree's order, of the item the n-th insert before it stored.
+    /// Refilled in the same order, as a game loop refills its objects every
+    /// frame, each object's value sits next to those of its neighbours in
+    /// space, so a closure that reads the values of the pairs
+    /// [`for_each_pair`](QuadTree::for_each_pair) finds (`tree[a]`) reads
+    /// them nearly in order. At 1M boxes, such a loop (clear, one `insert`
+    /// per box, the pairs with both values read) took 0.85× the time in
+    /// clustered scenes and 0.79× in mixed ones; in uniform ones, with
+    /// about 1.5 pairs a box, 1.03×, since the inserts now write their
+    /// slots out of order. Where the tree's order was
+    /// never built (inserts into an empty tree that no question followed),
+    /// and after removals, a refill takes the slots left over in ascending
+    /// order. The same calls still give the same keys, and a tree restored
+    /// from a snapshot refills as the original does.
+    ///
     /// ```
     /// use quadrat::{Aabb, QuadTree};
     /// let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [10.0, 10.0]));
@@ -907,12 +925,67 @@ impl<T> QuadTree<T> {
     /// ```
     pub fn clear(&mut self) {
         self.recycles = true;
+        let ranks = self.rank_items();
         self.drop_deferred();
         self.reset_nodes();
         self.free_blocks.clear();
         self.entries.clear();
         self.garbage = 0;
-        self.slab.clear();
+        self.slab.clear(ranks);
+    }
+
+    /// For [`clear`](QuadTree::clear): the place of each item in the
+    /// tree's order (the order of the entry array, `0..len`), which
+    /// `Slab::clear` makes the order of the refill's slots (see
+    /// [`Ranks`]).
+    ///
+    /// In a deferred tree whose index a question built, the items wait in
+    /// the order they were inserted, each slot pointing at its own, so the
+    /// index, read in order, writes each rank straight where the refill
+    /// wants it: at the item's place among the inserts, in `refill`.
+    /// Reading the slots in the order of the inserts instead, which after
+    /// such a refill is no order of theirs, cost a clear of 1M items about
+    /// 5 ms of cache misses. A placed tree writes each item's rank into its
+    /// slot's place, skipping the entries that are not where their slot
+    /// points. A deferred tree whose index no question built is not
+    /// ranked: the order it would have is not known, and building it only
+    /// for this costs more than the refill saves.
+    fn rank_items(&mut self) -> Ranks {
+        let (slots, places) = (&self.slab.slots, &mut self.slab.places);
+        let mut rank = 0;
+        if self.deferred {
+            let Some(lazy) = self.lazy.get() else {
+                return Ranks::Unknown;
+            };
+            let wanted = &mut self.slab.refill;
+            wanted.clear();
+            wanted.resize(lazy.entries.len(), NONE);
+            for e in &lazy.entries {
+                let at = places.get(e.owner as usize).map(|p| p.pos as usize);
+                if let Some(w) = at.and_then(|at| wanted.get_mut(at)) {
+                    *w = rank;
+                }
+                rank += 1;
+            }
+            // An index holds every item once, each at its own place among
+            // the inserts; anything else leaves a place unranked.
+            if wanted.len() != self.slab.len || wanted.contains(&NONE) {
+                wanted.clear();
+                return Ranks::Unknown;
+            }
+            Ranks::Wanted
+        } else {
+            // Entries past a run's end, and those a run left behind when it
+            // moved, are not where their slot's place points.
+            for (pos, e) in self.entries.iter().enumerate() {
+                let owner = e.owner as usize;
+                if slots.get(owner).is_some_and(Slot::is_full) && places[owner].pos == pos as u32 {
+                    places[owner].node = rank;
+                    rank += 1;
+                }
+            }
+            Ranks::InPlaces
+        }
     }
 
     /// Makes room for at least `additional` more items, so that the next
@@ -972,6 +1045,7 @@ impl<T> QuadTree<T> {
         self.entries.shrink_to_fit();
         self.slab.slots.shrink_to_fit();
         self.slab.places.shrink_to_fit();
+        self.slab.refill.shrink_to_fit();
         self.movers = Vec::new();
         self.splits = Vec::new();
         self.order = Vec::new();
@@ -1100,7 +1174,53 @@ impl<T> Extend<(Aabb, T)> for QuadTree<T> {
 #[cfg(test)]
 mod tests {
     use crate::scenario::{Layout, Scenario};
-    use crate::{Config, QuadTree};
+    use crate::{Aabb, Config, Key, QuadTree};
+
+    /// Refilled in the same order after a question built the tree's order,
+    /// the items take the slots in that order: the index of the same boxes
+    /// lists slots 0, 1, 2… in its order, deferred or placed. Without a
+    /// question before the clear, the refill takes them in the order of
+    /// the inserts. Every value stays the one its insert stored.
+    #[test]
+    fn a_refill_in_the_same_order_stores_the_values_in_the_trees_order() {
+        for layout in Layout::ALL {
+            let s = Scenario::new(layout, 5_000, 4);
+            let boxes: Vec<Aabb> = s.boxes();
+            let fill = |tree: &mut QuadTree<u32>| -> Vec<Key> {
+                let keys: Vec<Key> = (boxes.iter().zip(0u32..))
+                    .map(|(b, v)| tree.insert(*b, v))
+                    .collect();
+                for (v, &k) in (0u32..).zip(&keys) {
+                    assert_eq!(tree[k], v);
+                }
+                keys
+            };
+            let in_order = |tree: &QuadTree<u32>| {
+                let owners: Vec<u32> = tree.ix().entries.iter().map(|e| e.owner).collect();
+                owners == (0..boxes.len() as u32).collect::<Vec<_>>()
+            };
+            let mut tree = QuadTree::new(s.world);
+            let keys = fill(&mut tree);
+            assert!(keys.iter().zip(0..).all(|(k, i)| k.index() == i));
+            assert!(!in_order(&tree), "{layout:?}: the boxes come in no order");
+            tree.clear();
+            fill(&mut tree);
+            assert!(in_order(&tree), "{layout:?}: deferred");
+            // Placed, and cleared from its entry array.
+            tree.rebuild();
+            tree.clear();
+            fill(&mut tree);
+            assert!(in_order(&tree), "{layout:?}: placed");
+            tree.validate().unwrap();
+            // No question since the inserts (`in_order` asked one): by
+            // insert.
+            tree.clear();
+            fill(&mut tree);
+            tree.clear();
+            let keys = fill(&mut tree);
+            assert!(keys.iter().zip(0..).all(|(k, i)| k.index() == i));
+        }
+    }
 
     /// `shrink_to_fit` leaves every array at its length, the entry array
     /// holding exactly the live entries, and no scratch; the tree still

@@ -226,12 +226,24 @@ impl<T: Serialize> Serialize for SlabAt<'_, T> {
             }
         }
         let slab = self.slab;
-        let mut st = s.serialize_struct("Slab", 5)?;
+        // The refill order of a slab never cleared is empty: formats with
+        // field names leave it out, so that such a snapshot is written as
+        // before there was one; formats without field names, which cannot
+        // tell a field left out, always write it.
+        let refill = !s.is_human_readable() || !slab.refill.is_empty() || slab.refill_end != 0;
+        let mut st = s.serialize_struct("Slab", if refill { 7 } else { 5 })?;
         st.serialize_field("slots", &SlotsAt(self))?;
         st.serialize_field("generations", &Generations(slab))?;
         st.serialize_field("free_head", &slab.free_head)?;
         st.serialize_field("len", &slab.len)?;
         st.serialize_field("seed", &slab.seed)?;
+        if refill {
+            st.serialize_field("refill", &slab.refill)?;
+            st.serialize_field("refill_end", &slab.refill_end)?;
+        } else {
+            st.skip_field("refill")?;
+            st.skip_field("refill_end")?;
+        }
         st.end()
     }
 }
@@ -254,6 +266,12 @@ struct RawSlab<T> {
     free_head: u32,
     len: usize,
     seed: NonZeroU32,
+    /// Absent from snapshots of slabs never cleared, in formats with field
+    /// names (and from those of versions before it).
+    #[serde(default)]
+    refill: Vec<u32>,
+    #[serde(default)]
+    refill_end: u32,
 }
 
 impl<T> RawSlab<T> {
@@ -285,6 +303,9 @@ impl<T> RawSlab<T> {
             free_head: self.free_head,
             len: self.len,
             seed: self.seed,
+            refill_at: self.refill.len() as u32,
+            refill: self.refill,
+            refill_end: self.refill_end,
         })
     }
 }
