@@ -253,6 +253,14 @@ pub(crate) struct Slab<T> {
     /// [`insert`](Slab::insert)). Not part of a snapshot: a restored slab
     /// starts past the end, and reads every next free slot from its place.
     pub(crate) refill_at: u32,
+    /// `true` while every insert since the last clear (or since the slab
+    /// was made) took the slot `refill` names next, or a slot added at the
+    /// end: then the items, taken in the order they were inserted, are the
+    /// occupied slots of `refill` followed by those added since, in order,
+    /// and a deferred tree may hand its ranks over in the order of its
+    /// inserts ([`Ranks::Wanted`]). A removal, an insert taken back, or a
+    /// snapshot read makes it `false` until the next clear.
+    pub(crate) in_order: bool,
 }
 
 impl<T> Slab<T> {
@@ -266,6 +274,7 @@ impl<T> Slab<T> {
             refill: Vec::new(),
             refill_end: 0,
             refill_at: 0,
+            in_order: true,
         }
     }
 
@@ -393,6 +402,7 @@ impl<T> Slab<T> {
     pub(crate) fn remove_at(&mut self, idx: usize) -> T {
         let value = self.slots[idx].take().expect("occupied slot");
         self.len -= 1;
+        self.in_order = false;
         if self.bump(idx) {
             self.places[idx].node = self.free_head;
             self.free_head = idx as u32;
@@ -409,6 +419,7 @@ impl<T> Slab<T> {
     pub(crate) fn take_back(&mut self, idx: usize, first_new: usize) -> T {
         let value = self.slots[idx].take().expect("occupied slot");
         self.len -= 1;
+        self.in_order = false;
         if idx >= first_new {
             assert_eq!(
                 idx + 1,
@@ -576,6 +587,7 @@ impl<T> Slab<T> {
         self.refill = order;
         self.refill_end = n as u32;
         self.refill_at = 0;
+        self.in_order = true;
         self.len = 0;
         let mut leak_rest = LeakOnUnwind(&mut self.slots, 0);
         while leak_rest.1 < leak_rest.0.len() {
@@ -585,12 +597,6 @@ impl<T> Slab<T> {
         }
     }
 
-    /// For [`clear`](Slab::clear) of a ranked slab: rewrites `order` (the
-    /// last `refill`) as the ranks of the occupied slots among it and the
-    /// slots added since, in that order, and returns how many there are.
-    /// Each slot counts once (its rank is marked taken), and a rank past
-    /// `live` makes the count `0`: only a rank of every item, each once,
-    /// makes a new order.
     /// The rank an occupied slot `idx` holds in its place, once: it is
     /// marked taken.
     #[inline]
@@ -603,6 +609,12 @@ impl<T> Slab<T> {
         (rank != NONE).then_some(rank)
     }
 
+    /// For [`clear`](Slab::clear) of a ranked slab: rewrites `order` (the
+    /// last `refill`) as the ranks of the occupied slots among it and the
+    /// slots added since, in that order, and returns how many there are.
+    /// Each slot counts once (its rank is marked taken), and a rank past
+    /// `live` makes the count `0`: only a rank of every item, each once,
+    /// makes a new order.
     fn wanted_ranks(&mut self, order: &mut Vec<u32>, live: usize) -> usize {
         let n = self.slots.len();
         let mut kept = 0;
@@ -638,7 +650,8 @@ pub(crate) enum Ranks {
     /// In the `node` of each occupied slot's place.
     InPlaces,
     /// In `refill`, in the order the inserts since the last clear stored
-    /// the items: a permutation of `0..len`.
+    /// the items, which `in_order` says is the order of `refill` and the
+    /// slots added since: a permutation of `0..len`.
     Wanted,
 }
 

@@ -897,23 +897,25 @@ impl<T> QuadTree<T> {
     /// out before is invalidated. [`shrink_to_fit`](QuadTree::shrink_to_fit)
     /// frees what a refill would have reused.
     ///
-    /// A refill reuses the slots that were in use, and so key indices
-    /// below the number of items the tree held, but not in ascending order:
-    /// the n-th insert after `clear` gets the slot whose index is the place,
-    /// in the tree's order, of the item the n-th insert before it stored.
-    /// Refilled in the same order, as a game loop refills its objects every
-    /// frame, each object's value sits next to those of its neighbours in
-    /// space, so a closure that reads the values of the pairs
+    /// A refill reuses the tree's slots, lowest first, but does not hand
+    /// them out in ascending order: the n-th insert after `clear` gets the
+    /// slot whose rank among the usable ones is the place, in the tree's
+    /// order, of the item the n-th insert before it stored (in the order
+    /// the slots were handed out since the clear before; an item inserted
+    /// after a removal may be counted in another place). Refilled in the
+    /// same order, as a game loop refills its objects every frame, each
+    /// object's value sits next to those of its neighbours in space, so a
+    /// closure that reads the values of the pairs
     /// [`for_each_pair`](QuadTree::for_each_pair) finds (`tree[a]`) reads
     /// them nearly in order. At 1M boxes, such a loop (clear, one `insert`
     /// per box, the pairs with both values read) took 0.85× the time in
     /// clustered scenes and 0.79× in mixed ones; in uniform ones, with
     /// about 1.5 pairs a box, 1.03×, since the inserts now write their
-    /// slots out of order. Where the tree's order was
-    /// never built (inserts into an empty tree that no question followed),
-    /// and after removals, a refill takes the slots left over in ascending
-    /// order. The same calls still give the same keys, and a tree restored
-    /// from a snapshot refills as the original does.
+    /// slots out of order. Where the tree's order was never built (inserts
+    /// into an empty tree that no question followed; writing a snapshot is
+    /// a question), a refill takes the slots in ascending order. The same
+    /// calls still give the same keys, and a tree restored from a snapshot
+    /// refills as the original does.
     ///
     /// ```
     /// use quadrat::{Aabb, QuadTree};
@@ -940,16 +942,21 @@ impl<T> QuadTree<T> {
     /// [`Ranks`]).
     ///
     /// In a deferred tree whose index a question built, the items wait in
-    /// the order they were inserted, each slot pointing at its own, so the
-    /// index, read in order, writes each rank straight where the refill
-    /// wants it: at the item's place among the inserts, in `refill`.
-    /// Reading the slots in the order of the inserts instead, which after
-    /// such a refill is no order of theirs, cost a clear of 1M items about
-    /// 5 ms of cache misses. A placed tree writes each item's rank into its
-    /// slot's place, skipping the entries that are not where their slot
-    /// points. A deferred tree whose index no question built is not
-    /// ranked: the order it would have is not known, and building it only
-    /// for this costs more than the refill saves.
+    /// the order they were inserted, each slot pointing at its own. While
+    /// those inserts took their slots in the order the last clear made
+    /// (`Slab::in_order`), the index, read in order, writes each rank
+    /// straight where the refill wants it: at the item's place among the
+    /// inserts, in `refill`. Reading the slots in the order of the inserts
+    /// instead, which after such a refill is no order of theirs, cost a
+    /// clear of 1M items about 5 ms of cache misses. Otherwise (after a
+    /// removal, or in a tree read from a snapshot, which knows the order
+    /// but not the inserts) each item's rank goes into its slot's place,
+    /// read from the index or, in a placed tree, from the entry array,
+    /// skipping the entries that are not where their slot points: the
+    /// same ranks in the same order, so a tree and its copy refill alike.
+    /// A deferred tree whose index no question built is not ranked: the
+    /// order it would have is not known, and building it only for this
+    /// costs more than the refill saves.
     fn rank_items(&mut self) -> Ranks {
         let (slots, places) = (&self.slab.slots, &mut self.slab.places);
         let mut rank = 0;
@@ -957,6 +964,19 @@ impl<T> QuadTree<T> {
             let Some(lazy) = self.lazy.get() else {
                 return Ranks::Unknown;
             };
+            if !self.slab.in_order {
+                for e in &lazy.entries {
+                    if let Some(place) = places.get_mut(e.owner as usize) {
+                        place.node = rank;
+                        rank += 1;
+                    }
+                }
+                return if rank as usize == self.slab.len {
+                    Ranks::InPlaces
+                } else {
+                    Ranks::Unknown
+                };
+            }
             let wanted = &mut self.slab.refill;
             wanted.clear();
             wanted.resize(lazy.entries.len(), NONE);
@@ -984,7 +1004,11 @@ impl<T> QuadTree<T> {
                     rank += 1;
                 }
             }
-            Ranks::InPlaces
+            if rank as usize == self.slab.len {
+                Ranks::InPlaces
+            } else {
+                Ranks::Unknown
+            }
         }
     }
 

@@ -304,6 +304,7 @@ impl<T> RawSlab<T> {
             len: self.len,
             seed: self.seed,
             refill_at: self.refill.len() as u32,
+            in_order: false,
             refill: self.refill,
             refill_end: self.refill_end,
         })

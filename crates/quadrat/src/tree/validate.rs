@@ -338,6 +338,7 @@ impl<T> QuadTree<T> {
                 refill: self.slab.refill.clone(),
                 refill_end: self.slab.refill_end,
                 refill_at: self.slab.refill_at,
+                in_order: self.slab.in_order,
             },
             movers: Vec::new(),
             splits: Vec::new(),

@@ -189,6 +189,51 @@ fn a_restored_tree_refills_as_the_original() {
     }
 }
 
+/// A tree emptied by removals and filled again waits with its items in
+/// the order of those inserts, which took the freed slots in no order the
+/// last clear made: its copy, which knows only that order, and the tree
+/// placed (as any change places it) still refill as it does.
+#[test]
+fn a_tree_refilled_after_removals_refills_as_its_copy() {
+    let world = Aabb::new([0.0, 0.0], [100.0, 100.0]);
+    let boxes: Vec<Aabb> = (0..40)
+        .map(|i| Aabb::from_center([(i * 37 % 100) as f32, (i * 61 % 100) as f32], [2.0, 2.0]))
+        .collect();
+    let mut t = QuadTree::new(world);
+    let first: Vec<Key> = boxes
+        .iter()
+        .zip(0u32..)
+        .map(|(b, v)| t.insert(*b, v))
+        .collect();
+    for k in first {
+        t.remove(k);
+    }
+    // Deferred again, in the slots the removals freed (last freed first).
+    let keys: Vec<Key> = boxes
+        .iter()
+        .zip(0u32..)
+        .map(|(b, v)| t.insert(*b, v))
+        .collect();
+    assert_ne!(keys[0].index(), 0);
+    let _ = t.pairs();
+    let mut copy = restore(&t);
+    let mut placed = t.clone();
+    placed.rebuild();
+    for tree in [&mut t, &mut copy, &mut placed] {
+        tree.clear();
+    }
+    let refill = |tree: &mut QuadTree<u32>| -> Vec<Key> {
+        boxes
+            .iter()
+            .zip(0u32..)
+            .map(|(b, v)| tree.insert(*b, v))
+            .collect()
+    };
+    let keys = refill(&mut t);
+    assert_eq!(refill(&mut copy), keys);
+    assert_eq!(refill(&mut placed), keys);
+}
+
 /// Keys stay meaningful across a snapshot: a live key answers in the copy,
 /// a removed one does not, and stale keys stay stale after slot reuse.
 #[test]
