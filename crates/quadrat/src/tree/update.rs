@@ -59,10 +59,7 @@ impl<T> QuadTree<T> {
             // child; whether this one would may change with its box.
             let (was, now) = if self.nodes[n as usize].is_leaf() {
                 let old = self.entries[pos as usize].aabb;
-                (
-                    self.leaf_wants_deeper(n, &old),
-                    self.leaf_wants_deeper(n, &aabb),
-                )
+                self.leaf_wants_deeper_both(n, &old, &aabb)
             } else {
                 (false, false)
             };
