@@ -93,19 +93,17 @@ fn summary_section(s: &mut String, settings: &Settings, results: &Results) {
         if one.is_none() && par.is_none() && looped.is_none() {
             return;
         }
-        let over = |r: Option<&Record>, base: &Record| {
-            r.map_or_else(|| "–".to_owned(), |r| ratio(r.millis() / base.millis()))
-        };
-        let par_vs_one = match (par, one) {
-            (Some(p), Some(o)) => ratio(p.millis() / o.millis()),
+        let over = |r: Option<&Record>, base: Option<&Record>| match (r, base) {
+            (Some(r), Some(base)) => ratio(r.millis() / base.millis()),
             _ => "–".to_owned(),
         };
         rows.push(format!(
-            "| {what} | {scene} | {} | {} | {} | {} | {par_vs_one} |",
+            "| {what} | {scene} | {} | {} | {} | {} | {} |",
             fmt_n(n),
-            over(one, broccoli),
-            over(par, broccoli),
-            over(looped, broccoli),
+            over(one, Some(broccoli)),
+            over(par, Some(broccoli)),
+            over(looped, Some(broccoli)),
+            over(par, one),
         ));
     };
     for &layout in &settings.layouts {
@@ -131,13 +129,9 @@ fn summary_section(s: &mut String, settings: &Settings, results: &Results) {
             .iter()
             .filter(|r| r.benchmark == Benchmark::Queries(kind))
             .collect();
-        let rate = |r: &&Record| r.queries_per_second().unwrap_or(0.0);
+        let rate = |r: &Record| r.queries_per_second().unwrap_or(0.0);
         let ours = group.iter().find(|r| r.implementation.name() == "quadrat");
-        let best = group
-            .iter()
-            .filter(|r| r.implementation.is_peer())
-            .max_by(|a, b| rate(a).total_cmp(&rate(b)));
-        if let (Some(ours), Some(best)) = (ours, best)
+        if let (Some(ours), Some(best)) = (ours, fastest_peer(&group))
             && rate(best) > 0.0
         {
             queries.push(format!(
@@ -423,14 +417,19 @@ fn name(r: &Record) -> String {
     }
 }
 
+/// The peer of `group` with the shortest measured time (for queries, the
+/// most queries per second: every batch holds as many).
+fn fastest_peer<'a>(group: &[&'a Record]) -> Option<&'a Record> {
+    group
+        .iter()
+        .copied()
+        .filter(|o| o.implementation.is_peer() && !o.extrapolated)
+        .min_by(|a, b| a.millis().total_cmp(&b.millis()))
+}
+
 /// `r`'s time over the fastest measured peer's in `group`.
 fn vs_fastest_peer(r: &Record, group: &[&Record]) -> String {
-    let fastest = group
-        .iter()
-        .filter(|o| o.implementation.is_peer() && !o.extrapolated)
-        .map(|o| o.millis())
-        .min_by(f64::total_cmp);
-    match fastest {
+    match fastest_peer(group).map(Record::millis) {
         Some(f) if f > 0.0 => {
             let mark = if r.extrapolated { "≈" } else { "" };
             format!("{mark}{}", fmt_ratio(r.millis() / f))

@@ -497,18 +497,14 @@ impl<T> Slab<T> {
         }
         // The refill order names slots that existed at the last clear,
         // each once.
-        let Some(mut seen) = self
-            .slots
-            .len()
-            .checked_sub(self.refill_end as usize)
-            .map(|_| vec![false; self.refill_end as usize])
-        else {
+        if self.refill_end as usize > self.slots.len() {
             return Err(format!(
                 "refill_end {} past the {} slots",
                 self.refill_end,
                 self.slots.len()
             ));
-        };
+        }
+        let mut seen = vec![false; self.refill_end as usize];
         for &idx in &self.refill {
             match seen.get_mut(idx as usize) {
                 Some(s) if !*s => *s = true,

@@ -964,36 +964,31 @@ impl<T> QuadTree<T> {
             let Some(lazy) = self.lazy.get() else {
                 return Ranks::Unknown;
             };
-            if !self.slab.in_order {
-                for e in &lazy.entries {
-                    if let Some(place) = places.get_mut(e.owner as usize) {
-                        place.node = rank;
-                        rank += 1;
-                    }
-                }
-                return if rank as usize == self.slab.len {
-                    Ranks::InPlaces
-                } else {
-                    Ranks::Unknown
-                };
-            }
-            let wanted = &mut self.slab.refill;
-            wanted.clear();
-            wanted.resize(lazy.entries.len(), NONE);
-            for e in &lazy.entries {
-                let at = places.get(e.owner as usize).map(|p| p.pos as usize);
-                if let Some(w) = at.and_then(|at| wanted.get_mut(at)) {
-                    *w = rank;
-                }
-                rank += 1;
-            }
-            // An index holds every item once, each at its own place among
-            // the inserts; anything else leaves a place unranked.
-            if wanted.len() != self.slab.len || wanted.contains(&NONE) {
+            if self.slab.in_order {
+                let wanted = &mut self.slab.refill;
                 wanted.clear();
-                return Ranks::Unknown;
+                wanted.resize(lazy.entries.len(), NONE);
+                for e in &lazy.entries {
+                    let at = places.get(e.owner as usize).map(|p| p.pos as usize);
+                    if let Some(w) = at.and_then(|at| wanted.get_mut(at)) {
+                        *w = rank;
+                    }
+                    rank += 1;
+                }
+                // An index holds every item once, each at its own place
+                // among the inserts; anything else leaves a place unranked.
+                if wanted.len() != self.slab.len || wanted.contains(&NONE) {
+                    wanted.clear();
+                    return Ranks::Unknown;
+                }
+                return Ranks::Wanted;
             }
-            Ranks::Wanted
+            for e in &lazy.entries {
+                if let Some(place) = places.get_mut(e.owner as usize) {
+                    place.node = rank;
+                    rank += 1;
+                }
+            }
         } else {
             // Entries past a run's end, and those a run left behind when it
             // moved, are not where their slot's place points.
@@ -1004,11 +999,11 @@ impl<T> QuadTree<T> {
                     rank += 1;
                 }
             }
-            if rank as usize == self.slab.len {
-                Ranks::InPlaces
-            } else {
-                Ranks::Unknown
-            }
+        }
+        if rank as usize == self.slab.len {
+            Ranks::InPlaces
+        } else {
+            Ranks::Unknown
         }
     }
 

@@ -155,13 +155,7 @@ fn a_restored_tree_refills_as_the_original() {
             Aabb::from_center(c, [0.5, 0.5])
         })
         .collect();
-    let fill = |t: &mut QuadTree<u32>| -> Vec<Key> {
-        boxes
-            .iter()
-            .zip(0u32..)
-            .map(|(b, v)| t.insert(*b, v))
-            .collect()
-    };
+    let fill = |t: &mut QuadTree<u32>| insert_all(t, &boxes);
     let mut t = QuadTree::new(world);
     fill(&mut t);
     let _ = t.pairs();
@@ -200,20 +194,11 @@ fn a_tree_refilled_after_removals_refills_as_its_copy() {
         .map(|i| Aabb::from_center([(i * 37 % 100) as f32, (i * 61 % 100) as f32], [2.0, 2.0]))
         .collect();
     let mut t = QuadTree::new(world);
-    let first: Vec<Key> = boxes
-        .iter()
-        .zip(0u32..)
-        .map(|(b, v)| t.insert(*b, v))
-        .collect();
-    for k in first {
+    for k in insert_all(&mut t, &boxes) {
         t.remove(k);
     }
     // Deferred again, in the slots the removals freed (last freed first).
-    let keys: Vec<Key> = boxes
-        .iter()
-        .zip(0u32..)
-        .map(|(b, v)| t.insert(*b, v))
-        .collect();
+    let keys = insert_all(&mut t, &boxes);
     assert_ne!(keys[0].index(), 0);
     let _ = t.pairs();
     let mut copy = restore(&t);
@@ -222,16 +207,19 @@ fn a_tree_refilled_after_removals_refills_as_its_copy() {
     for tree in [&mut t, &mut copy, &mut placed] {
         tree.clear();
     }
-    let refill = |tree: &mut QuadTree<u32>| -> Vec<Key> {
-        boxes
-            .iter()
-            .zip(0u32..)
-            .map(|(b, v)| tree.insert(*b, v))
-            .collect()
-    };
-    let keys = refill(&mut t);
-    assert_eq!(refill(&mut copy), keys);
-    assert_eq!(refill(&mut placed), keys);
+    let keys = insert_all(&mut t, &boxes);
+    assert_eq!(insert_all(&mut copy, &boxes), keys);
+    assert_eq!(insert_all(&mut placed, &boxes), keys);
+}
+
+/// Inserts `boxes` one by one, the n-th with the value n, and returns
+/// their keys in that order.
+fn insert_all(tree: &mut QuadTree<u32>, boxes: &[Aabb]) -> Vec<Key> {
+    boxes
+        .iter()
+        .zip(0u32..)
+        .map(|(b, v)| tree.insert(*b, v))
+        .collect()
 }
 
 /// Keys stay meaningful across a snapshot: a live key answers in the copy,
