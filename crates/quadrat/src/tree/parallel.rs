@@ -148,7 +148,6 @@ impl<T: Sync> QuadTree<T> {
         &mut self,
         f: impl Fn(Key, &T, Aabb) -> Aabb + Sync,
     ) -> Result<(), (Key, Error)> {
-        use rayon::prelude::*;
         use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
         self.undefer_with(true);
         /// Slots per task.
@@ -198,76 +197,89 @@ impl<T: Sync> QuadTree<T> {
             next: 0,
             total: super::update::Tally::default(),
         });
-        let (movers, refused): Found = fresh
-            .par_chunks_mut(CHUNK)
-            .enumerate()
-            .map(|(c, out)| {
-                let mut movers = Vec::new();
-                let mut refused = None;
-                let mut stop = false;
-                // Movers not yet added to `moved`, and the whole chunk's
-                // count.
-                let mut unshared = 0;
-                let mut chunk = super::update::Tally::default();
-                for (j, o) in out.iter_mut().enumerate() {
-                    if j % 64 == 0 && !stop {
-                        let all = moved.fetch_add(unshared, Relaxed) + unshared;
-                        unshared = 0;
-                        stop = rebuild.load(Relaxed)
-                            || super::update::plan(all, len, pool) == super::update::Plan::Rebuild;
-                        if stop {
-                            rebuild.store(true, Relaxed);
-                        }
-                    }
-                    let idx = c * CHUNK + j;
-                    let slot = &slab.slots[idx];
-                    let Some(value) = slot.value() else {
-                        continue;
-                    };
-                    let key = Key::new(idx as u32, slot.generation());
-                    let place = slab.places[idx];
-                    let b = f(key, value, entries[place.pos as usize].aabb);
-                    if let Err(err) = b.validate() {
-                        refused.get_or_insert((key, err));
-                        continue;
-                    }
-                    chunk.seen += 1;
-                    let n = place.node;
+        // Each chunk is a job of `run_jobs`, so the calling thread starts on
+        // them at once, where a pool asleep takes a while to wake.
+        let chunks: Vec<Mutex<&mut [Aabb]>> = fresh.chunks_mut(CHUNK).map(Mutex::new).collect();
+        let found: Vec<Mutex<Found>> = chunks
+            .iter()
+            .map(|_| Mutex::new((Vec::new(), None)))
+            .collect();
+        run_jobs(chunks.len(), |c| {
+            let mut out = lock(&chunks[c]);
+            let mut movers = Vec::new();
+            let mut refused = None;
+            let mut stop = false;
+            // Movers not yet added to `moved`, and the whole chunk's
+            // count.
+            let mut unshared = 0;
+            let mut chunk = super::update::Tally::default();
+            for (j, o) in out.iter_mut().enumerate() {
+                if j % 64 == 0 && !stop {
+                    let all = moved.fetch_add(unshared, Relaxed) + unshared;
+                    unshared = 0;
+                    stop = rebuild.load(Relaxed)
+                        || super::update::plan(all, len, pool) == super::update::Plan::Rebuild;
                     if stop {
-                        *o = b;
-                    } else if super::update::stays_in(nodes, geo, n, &b) {
-                        *o = b;
-                        // Most items share their node with others: one
-                        // atomic write per node, not per item.
-                        let (word, bit) = (&dirty[n as usize / 64], 1 << (n % 64));
-                        if word.load(Relaxed) & bit == 0 {
-                            word.fetch_or(bit, Relaxed);
-                        }
-                    } else {
-                        movers.push((idx as u32, b));
-                        chunk.movers += 1;
-                        unshared += 1;
+                        rebuild.store(true, Relaxed);
                     }
                 }
-                if !stop && lock(&prefix).complete(c, chunk, len, pool) {
-                    rebuild.store(true, Relaxed);
+                let idx = c * CHUNK + j;
+                let slot = &slab.slots[idx];
+                let Some(value) = slot.value() else {
+                    continue;
+                };
+                let key = Key::new(idx as u32, slot.generation());
+                let place = slab.places[idx];
+                let b = f(key, value, entries[place.pos as usize].aabb);
+                if let Err(err) = b.validate() {
+                    refused.get_or_insert((key, err));
+                    continue;
                 }
-                (movers, refused)
-            })
-            .reduce(
-                || (Vec::new(), None),
-                |(mut m1, r1), (m2, r2)| {
-                    m1.extend(m2);
-                    (m1, r1.or(r2))
-                },
-            );
+                chunk.seen += 1;
+                let n = place.node;
+                if stop {
+                    *o = b;
+                } else if super::update::stays_in(nodes, geo, n, &b) {
+                    *o = b;
+                    // Most items share their node with others: one
+                    // atomic write per node, not per item.
+                    let (word, bit) = (&dirty[n as usize / 64], 1 << (n % 64));
+                    if word.load(Relaxed) & bit == 0 {
+                        word.fetch_or(bit, Relaxed);
+                    }
+                } else {
+                    movers.push((idx as u32, b));
+                    chunk.movers += 1;
+                    unshared += 1;
+                }
+            }
+            if !stop && lock(&prefix).complete(c, chunk, len, pool) {
+                rebuild.store(true, Relaxed);
+            }
+            *lock(&found[c]) = (movers, refused);
+        });
+        drop(chunks);
+        // In chunk order: the movers by slot, and the first refusal.
+        let mut movers = Vec::new();
+        let mut refused = None;
+        for job in found {
+            let (m, r) = job.into_inner().unwrap_or_else(|e| e.into_inner());
+            if movers.is_empty() {
+                movers = m;
+            } else {
+                movers.extend(m);
+            }
+            refused = refused.or(r);
+        }
         // Phase 2: write the boxes that stay. When every entry is live (as
         // after a build), each task takes a stretch of the entry array;
         // otherwise one thread writes them by slot.
         if self.all_entries_live() {
             let fresh = &fresh;
-            self.entries.par_chunks_mut(CHUNK).for_each(|chunk| {
-                for e in chunk {
+            let chunks: Vec<Mutex<&mut [Entry]>> =
+                self.entries.chunks_mut(CHUNK).map(Mutex::new).collect();
+            run_jobs(chunks.len(), |c| {
+                for e in lock(&chunks[c]).iter_mut() {
                     let b = fresh[e.owner as usize];
                     if !b.min.x.is_nan() {
                         e.aabb = b;

@@ -394,6 +394,31 @@ fn par_update_all_takes_the_same_way_on_any_pool() {
             }
         }
     }
+    // Movers from every chunk of slots onto one point, too few for a
+    // rebuild: they join the pile in the order of their slots, as with
+    // `update_all`, however many threads found them.
+    let pile = |k: Key, _: &u32, b: Aabb| {
+        if k.index().is_multiple_of(4_096) {
+            Aabb::from_point([100.5, 100.5])
+        } else {
+            b
+        }
+    };
+    let mut expected = base.clone();
+    expected.update_all(pile);
+    let want = order(&expected);
+    for (threads, pool) in &pools {
+        let mut tree = base.clone();
+        pool.install(|| tree.par_update_all(pile));
+        assert!(
+            tree.nodes().eq(expected.nodes()),
+            "pile: {threads} threads: nodes differ"
+        );
+        assert!(
+            order(&tree) == want,
+            "pile: {threads} threads: items in another order"
+        );
+    }
     stop.store(true, Ordering::Relaxed);
     spinner.join().expect("the spinner");
 }
