@@ -86,8 +86,9 @@ impl<T> QuadTree<T> {
 
 impl<T: Sync> QuadTree<T> {
     /// Like [`update_all`](QuadTree::update_all), on rayon's thread pool:
-    /// `f` is called once per item, from any of the pool's threads, in no
-    /// particular order; the boxes are written in parallel. From
+    /// `f` is called once per item, from the calling thread and any of the
+    /// pool's threads, in no particular order; the boxes are written in
+    /// parallel. From
     /// `4 × Config::par_min_items` items (2¹⁸ by default), the items that
     /// left their node are re-placed one by one up to 1/32 of the items,
     /// and by a rebuild on the pool beyond, or as soon as more than 1/512 of
@@ -109,7 +110,7 @@ impl<T: Sync> QuadTree<T> {
     /// # Panics
     /// When `f` returns an invalid box; see
     /// [`try_par_update_all`](QuadTree::try_par_update_all). When `f`
-    /// panics, on whichever thread of the pool, the panic reaches the
+    /// panics, on whichever thread, the panic reaches the
     /// caller and every item keeps its old box: the new boxes are written
     /// only once `f` has returned for every item. (`update_all`, which
     /// writes as it goes, moves the items `f` returned a box for before the
@@ -199,13 +200,7 @@ impl<T: Sync> QuadTree<T> {
         });
         // Each chunk is a job of `run_jobs`, so the calling thread starts on
         // them at once, where a pool asleep takes a while to wake.
-        let chunks: Vec<Mutex<&mut [Aabb]>> = fresh.chunks_mut(CHUNK).map(Mutex::new).collect();
-        let found: Vec<Mutex<Found>> = chunks
-            .iter()
-            .map(|_| Mutex::new((Vec::new(), None)))
-            .collect();
-        run_jobs(chunks.len(), |c| {
-            let mut out = lock(&chunks[c]);
+        let found: Vec<Found> = map_chunks(&mut fresh, CHUNK, |c, out| {
             let mut movers = Vec::new();
             let mut refused = None;
             let mut stop = false;
@@ -256,19 +251,13 @@ impl<T: Sync> QuadTree<T> {
             if !stop && lock(&prefix).complete(c, chunk, len, pool) {
                 rebuild.store(true, Relaxed);
             }
-            *lock(&found[c]) = (movers, refused);
+            (movers, refused)
         });
-        drop(chunks);
         // In chunk order: the movers by slot, and the first refusal.
         let mut movers = Vec::new();
         let mut refused = None;
-        for job in found {
-            let (m, r) = job.into_inner().unwrap_or_else(|e| e.into_inner());
-            if movers.is_empty() {
-                movers = m;
-            } else {
-                movers.extend(m);
-            }
+        for (m, r) in found {
+            movers.extend(m);
             refused = refused.or(r);
         }
         // Phase 2: write the boxes that stay. When every entry is live (as
@@ -276,10 +265,8 @@ impl<T: Sync> QuadTree<T> {
         // otherwise one thread writes them by slot.
         if self.all_entries_live() {
             let fresh = &fresh;
-            let chunks: Vec<Mutex<&mut [Entry]>> =
-                self.entries.chunks_mut(CHUNK).map(Mutex::new).collect();
-            run_jobs(chunks.len(), |c| {
-                for e in lock(&chunks[c]).iter_mut() {
+            map_chunks(&mut self.entries, CHUNK, |_, stretch| {
+                for e in stretch {
                     let b = fresh[e.owner as usize];
                     if !b.min.x.is_nan() {
                         e.aabb = b;
@@ -585,9 +572,39 @@ enum Job {
 
 /// Locks `m`, poisoned or not: what the mutexes of the parallel paths
 /// guard is written whole under the lock (a job's result, a buffer
-/// appended), so a panic elsewhere cannot leave it half-written.
+/// appended), so a panic elsewhere cannot leave it half-written. (The
+/// chunks of [`map_chunks`] are the exception: a job holds its chunk while
+/// it runs the caller's code, but a panic there reaches `map_chunks`'s
+/// caller, which never reads them.)
 pub(crate) fn lock<V>(m: &Mutex<V>) -> std::sync::MutexGuard<'_, V> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Runs `job(c, chunk)` for every chunk of `items` of `size` elements (the
+/// last one shorter), each as a job of [`run_jobs`], and returns what the
+/// jobs returned in the order of the chunks. A panic in a job reaches the
+/// caller, as with `run_jobs`.
+pub(crate) fn map_chunks<E: Send, R: Send>(
+    items: &mut [E],
+    size: usize,
+    job: impl Fn(usize, &mut [E]) -> R + Sync,
+) -> Vec<R> {
+    // Each chunk is taken by one job only: the mutexes are never contended,
+    // and lend the jobs, which share `&self`, their chunk's `&mut`.
+    let chunks: Vec<Mutex<&mut [E]>> = items.chunks_mut(size).map(Mutex::new).collect();
+    let results: Vec<Mutex<Option<R>>> = chunks.iter().map(|_| Mutex::new(None)).collect();
+    run_jobs(chunks.len(), |c| {
+        let r = job(c, &mut lock(&chunks[c]));
+        *lock(&results[c]) = Some(r);
+    });
+    results
+        .into_iter()
+        .map(|r| {
+            r.into_inner()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .expect("run_jobs runs every job or passes its panic on")
+        })
+        .collect()
 }
 
 /// Runs `job(i)` for every `i` in `0..jobs`, each once: the calling thread
