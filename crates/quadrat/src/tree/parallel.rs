@@ -88,8 +88,8 @@ impl<T: Sync> QuadTree<T> {
     /// Like [`update_all`](QuadTree::update_all), on rayon's thread pool:
     /// `f` is called once per item, from the calling thread and any of the
     /// pool's threads, in no particular order; the boxes are written in
-    /// parallel. From
-    /// `4 × Config::par_min_items` items (2¹⁸ by default), the items that
+    /// parallel. From `4 × Config::par_min_items` items (2¹⁸ by default),
+    /// the items that
     /// left their node are re-placed one by one up to 1/32 of the items,
     /// and by a rebuild on the pool beyond, or as soon as more than 1/512 of
     /// the items of the first chunks of slots (of 2¹⁴ each, in slot order)

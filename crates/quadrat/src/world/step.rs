@@ -218,7 +218,7 @@ fn sort_pairs(
     // from the counters: a resting world's step has far fewer pairs than
     // slots (about 48,000 against 210,000 with 10,000 movers over 200,000
     // tiles), and the loop over the counters cost a fifth of the sort.
-    for run in scratch.chunk_by_mut(|x, y| x.0 == y.0) {
+    for run in scratch.chunk_by_mut(|x, y| x.0.index() == y.0.index()) {
         if run.len() > 1 {
             run.sort_unstable_by_key(|p| p.1.index());
         }

@@ -375,12 +375,11 @@ fn par_update_all_takes_the_same_way_on_any_pool() {
             .expect("a thread pool")
     };
     let pools: Vec<(usize, rayon::ThreadPool)> = [1, 2, 3, 4].map(|t| (t, pool(t))).into();
-    for (what, motion) in motions {
-        let mut expected = base.clone();
-        pools[0].1.install(|| expected.par_update_all(motion));
-        let want = order(&expected);
+    // `motion` on every pool, `runs` times each, leaves `expected`.
+    let same_on_every_pool = |what: &str, motion: Motion, expected: &QuadTree<u32>, runs| {
+        let want = order(expected);
         for (threads, pool) in &pools {
-            for run in 0..4 {
+            for run in 0..runs {
                 let mut tree = base.clone();
                 pool.install(|| tree.par_update_all(motion));
                 assert!(
@@ -393,11 +392,16 @@ fn par_update_all_takes_the_same_way_on_any_pool() {
                 );
             }
         }
+    };
+    for (what, motion) in motions {
+        let mut expected = base.clone();
+        pools[0].1.install(|| expected.par_update_all(motion));
+        same_on_every_pool(what, motion, &expected, 4);
     }
     // Movers from every chunk of slots onto one point, too few for a
     // rebuild: they join the pile in the order of their slots, as with
     // `update_all`, however many threads found them.
-    let pile = |k: Key, _: &u32, b: Aabb| {
+    let pile: Motion = |k, _, b| {
         if k.index().is_multiple_of(4_096) {
             Aabb::from_point([100.5, 100.5])
         } else {
@@ -406,19 +410,7 @@ fn par_update_all_takes_the_same_way_on_any_pool() {
     };
     let mut expected = base.clone();
     expected.update_all(pile);
-    let want = order(&expected);
-    for (threads, pool) in &pools {
-        let mut tree = base.clone();
-        pool.install(|| tree.par_update_all(pile));
-        assert!(
-            tree.nodes().eq(expected.nodes()),
-            "pile: {threads} threads: nodes differ"
-        );
-        assert!(
-            order(&tree) == want,
-            "pile: {threads} threads: items in another order"
-        );
-    }
+    same_on_every_pool("pile", pile, &expected, 1);
     stop.store(true, Ordering::Relaxed);
     spinner.join().expect("the spinner");
 }
