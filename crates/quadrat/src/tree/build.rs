@@ -2,13 +2,11 @@
 
 use super::order::gather_in_morton_order;
 #[cfg(feature = "parallel")]
-use super::parallel::{lock, run_jobs};
+use super::parallel::map_parts;
 use super::{Entry, Geo, Node, QuadTree, Sorter};
 use crate::error::Error;
 use crate::geom::Aabb;
 use crate::key::{Key, Place};
-#[cfg(feature = "parallel")]
-use std::sync::Mutex;
 
 /// Which part of a node's range an entry goes to while building: a
 /// quadrant `0..4`, or [`STAYS`] in the node itself.
@@ -671,7 +669,7 @@ type Subtree = (Vec<Node>, Vec<Geo>);
 const PAR_MIN: usize = 4096;
 
 /// Builds the subtree of `root` over the whole part, the subtrees of its
-/// children as jobs of [`run_jobs`] for
+/// children as jobs of [`map_parts`] for
 /// `levels` more levels. Returns the subtree's nodes, `root` first, laid
 /// out as `build_subtree` lays them out, and their geometry (`geo` first).
 #[cfg(feature = "parallel")]
@@ -720,25 +718,18 @@ fn par_build_subtree(
         cats = rest_c;
     }
     // Each quadrant is one job; a job takes its part and leaves its subtree.
-    let jobs: Vec<Mutex<Option<(Part<'_>, Node, Geo)>>> = parts
+    let jobs: Vec<(Part<'_>, Node, Geo)> = parts
         .into_iter()
         .enumerate()
         .map(|(q, p)| {
             let k = first as usize + q;
-            Mutex::new(Some((p, nodes[k].clone(), geos[k])))
+            (p, nodes[k].clone(), geos[k])
         })
         .collect();
-    let subs: Vec<Mutex<Option<Subtree>>> = (0..4).map(|_| Mutex::new(None)).collect();
-    run_jobs(4, |q| {
-        let (p, k, g) = lock(&jobs[q]).take().expect("each job runs once");
-        let sub = par_build_subtree(p, k, g, levels - 1, limits);
-        *lock(&subs[q]) = Some(sub);
+    let subs = map_parts(jobs, |_, (p, k, g)| {
+        par_build_subtree(p, k, g, levels - 1, limits)
     });
     for (q, sub) in subs.into_iter().enumerate() {
-        let sub = sub
-            .into_inner()
-            .unwrap_or_else(|e| e.into_inner())
-            .expect("every job ran");
         splice(&mut nodes, &mut geos, first + q as u32, sub);
     }
     (nodes, geos)

@@ -4,6 +4,8 @@
 //! The build's top-down partition (`build.rs`) then finds nearly every
 //! entry in its bucket already.
 
+#[cfg(feature = "parallel")]
+use super::parallel::{map_chunks, map_parts};
 use crate::geom::Aabb;
 
 /// Fills `keys` with `(code << 32) | index` for each of `items` (entries, or
@@ -29,22 +31,15 @@ fn morton_order<E: Sync>(
         let code = spread(quantize(c.x, w.min.x, sx)) | (spread(quantize(c.y, w.min.y, sy)) << 1);
         (u64::from(code) << 32) | i as u64
     };
-    keys.clear();
     #[cfg(feature = "parallel")]
     if parallel {
-        use rayon::prelude::*;
-        keys.par_extend(items.par_iter().enumerate().map(key));
+        par_sort_keys(items, key, keys, spare);
+        return;
     }
     #[cfg(not(feature = "parallel"))]
     let _ = parallel;
-    if keys.is_empty() {
-        keys.extend(items.iter().enumerate().map(key));
-    }
-    #[cfg(feature = "parallel")]
-    if parallel {
-        par_radix_sort_codes(keys, spare);
-        return;
-    }
+    keys.clear();
+    keys.extend(items.iter().enumerate().map(key));
     radix_sort_codes(keys, spare);
 }
 
@@ -155,54 +150,131 @@ fn digit(k: u64, shift: u32) -> usize {
     ((k >> shift) as usize) & (BUCKETS - 1)
 }
 
-/// [`radix_sort_codes`] on rayon's pool: each pass counts the digits of
-/// one chunk of the keys per thread, and each chunk scatters its keys into
-/// the part of every bucket that the chunks before it leave free, so the
-/// order within a bucket is the chunks' order and the sort stays stable.
+/// Chunks of keys per thread of the pool in [`par_sort_keys`]'s first two
+/// passes, and bucket ranges per thread in its third: a few more jobs than
+/// threads, so that a thread that starts late finds a share left.
 #[cfg(feature = "parallel")]
-fn par_radix_sort_codes(keys: &mut Vec<u64>, spare: &mut Vec<u64>) {
-    use rayon::prelude::*;
-    let chunk = keys
-        .len()
-        .div_ceil(rayon::current_num_threads().max(1))
+const JOBS_PER_THREAD: usize = 4;
+
+/// Fills `keys` with the key of each of `items` (as `key` makes it) and
+/// sorts them as [`radix_sort_codes`] does, on rayon's pool, in three
+/// passes of [`map_parts`] jobs (so the calling thread starts at once):
+/// each chunk of the items makes its keys and counts their top digits;
+/// each chunk scatters its keys by top digit into the part of every
+/// bucket that the chunks before it leave free (`spare`), so the order
+/// within a bucket is the items' order; then each range of buckets sorts
+/// every bucket by the lower digit into `keys`, a counting sort of a few
+/// thousand keys in cache. The order is the one-thread sort's, ties
+/// included.
+#[cfg(feature = "parallel")]
+fn par_sort_keys<E: Sync>(
+    items: &[E],
+    key: impl Fn((usize, &E)) -> u64 + Sync,
+    keys: &mut Vec<u64>,
+    spare: &mut Vec<u64>,
+) {
+    let n = items.len();
+    zeroed(keys, n);
+    let size = n
+        .div_ceil(rayon::current_num_threads().max(1) * JOBS_PER_THREAD)
         .max(1);
-    spare.clear();
-    spare.resize(keys.len(), 0);
-    for shift in SHIFTS {
-        let counts: Vec<Vec<u32>> = keys
-            .par_chunks(chunk)
-            .map(|c| {
-                let mut count = vec![0u32; BUCKETS];
-                for &k in c {
-                    count[digit(k, shift)] += 1;
-                }
-                count
-            })
-            .collect();
-        // Cut `spare` into one slice per (bucket, chunk), bucket-major,
-        // and hand each chunk its slice of every bucket.
-        let mut parts: Vec<Vec<&mut [u64]>> = (0..counts.len())
-            .map(|_| Vec::with_capacity(BUCKETS))
-            .collect();
-        let mut rest: &mut [u64] = spare;
-        for b in 0..BUCKETS {
-            for (c, count) in counts.iter().enumerate() {
-                let (part, tail) = rest.split_at_mut(count[b] as usize);
-                parts[c].push(part);
-                rest = tail;
+    let counts = map_chunks(keys, size, |c, chunk| {
+        let mut count = vec![0u32; BUCKETS];
+        let from = c * size;
+        for (i, (k, e)) in chunk.iter_mut().zip(&items[from..]).enumerate() {
+            *k = key((from + i, e));
+            count[digit(*k, SHIFTS[1])] += 1;
+        }
+        count
+    });
+    bucket_sort(keys, spare, &counts, size);
+}
+
+/// The last two passes of [`par_sort_keys`], given the count of each top
+/// digit in each chunk of `size` keys.
+#[cfg(feature = "parallel")]
+fn bucket_sort(keys: &mut [u64], spare: &mut Vec<u64>, counts: &[Vec<u32>], size: usize) {
+    let n = keys.len();
+    zeroed(spare, n);
+    // Cut `spare` into one slice per (bucket, chunk), bucket-major, and
+    // hand each chunk its slice of every bucket; note where buckets start.
+    let mut parts: Vec<Vec<&mut [u64]>> = (0..counts.len())
+        .map(|_| Vec::with_capacity(BUCKETS))
+        .collect();
+    let mut starts = Vec::with_capacity(BUCKETS + 1);
+    let mut rest: &mut [u64] = spare;
+    let mut at = 0;
+    for b in 0..BUCKETS {
+        starts.push(at);
+        for (c, count) in counts.iter().enumerate() {
+            let (part, tail) = rest.split_at_mut(count[b] as usize);
+            parts[c].push(part);
+            rest = tail;
+            at += count[b] as usize;
+        }
+    }
+    starts.push(at);
+    let chunks: Vec<(&[u64], Vec<&mut [u64]>)> = keys.chunks(size).zip(parts).collect();
+    map_parts(chunks, |_, (chunk, mut parts)| {
+        let mut at = vec![0usize; BUCKETS];
+        for &k in chunk {
+            let b = digit(k, SHIFTS[1]);
+            parts[b][at[b]] = k;
+            at[b] += 1;
+        }
+    });
+    // Ranges of whole buckets of about equal size, each sorted by the
+    // lower digit from `spare` into the same places of `keys`.
+    let jobs = counts.len();
+    let mut ranges = Vec::with_capacity(jobs);
+    let (mut from, mut keys_left, mut spare_left) = (0, keys, &spare[..]);
+    for j in 1..=jobs {
+        let goal = n * j / jobs;
+        let mut to = from;
+        while to < BUCKETS && (starts[to + 1] <= goal || j == jobs) {
+            to += 1;
+        }
+        let len = starts[to] - starts[from];
+        let (out, tail) = keys_left.split_at_mut(len);
+        let (input, spare_tail) = spare_left.split_at(len);
+        ranges.push((out, input, &starts[from..=to]));
+        (from, keys_left, spare_left) = (to, tail, spare_tail);
+    }
+    map_parts(ranges, |_, (out, input, starts)| {
+        let base = starts[0];
+        let mut offsets = vec![0u32; BUCKETS];
+        for w in starts.windows(2) {
+            let (lo, hi) = (w[0] - base, w[1] - base);
+            offsets.fill(0);
+            for &k in &input[lo..hi] {
+                offsets[digit(k, SHIFTS[0])] += 1;
+            }
+            let mut sum = lo as u32;
+            for o in &mut offsets {
+                let c = *o;
+                *o = sum;
+                sum += c;
+            }
+            for &k in &input[lo..hi] {
+                let b = digit(k, SHIFTS[0]);
+                out[offsets[b] as usize] = k;
+                offsets[b] += 1;
             }
         }
-        keys.par_chunks(chunk)
-            .zip(parts)
-            .for_each(|(c, mut parts)| {
-                let mut at = [0u32; BUCKETS];
-                for &k in c {
-                    let b = digit(k, shift);
-                    parts[b][at[b] as usize] = k;
-                    at[b] += 1;
-                }
-            });
-        core::mem::swap(keys, spare);
+    });
+}
+
+/// Makes `v` `n` zeros: in place when it has room, else as a fresh
+/// allocation from the allocator's zeroed pages, which the jobs that write
+/// them fault in (where `resize` on the calling thread would write every
+/// page first, alone).
+#[cfg(feature = "parallel")]
+fn zeroed(v: &mut Vec<u64>, n: usize) {
+    if v.capacity() >= n {
+        v.clear();
+        v.resize(n, 0);
+    } else {
+        *v = vec![0; n];
     }
 }
 
@@ -295,9 +367,9 @@ mod tests {
         }
     }
 
-    /// The parallel radix sort gives the one-thread sort's order exactly,
-    /// ties included, for lengths that split unevenly into chunks, on
-    /// pools of 1 to 4 threads.
+    /// The parallel sort gives the one-thread sort's order exactly, ties
+    /// included, for lengths that split unevenly into chunks, on pools of
+    /// 1 to 4 threads, whether the buffers are fresh or reused.
     #[cfg(feature = "parallel")]
     #[test]
     fn parallel_radix_sort_is_the_sequential_sort() {
@@ -306,12 +378,18 @@ mod tests {
                 .num_threads(threads)
                 .build()
                 .expect("a thread pool");
-            for keys in key_sets() {
+            // Buffers kept from the last (longer) set, stale contents and all.
+            let (mut kept, mut kept_spare) = (Vec::new(), Vec::new());
+            for keys in key_sets().into_iter().rev() {
                 let (mut seq, mut spare) = (keys.clone(), Vec::new());
                 radix_sort_codes(&mut seq, &mut spare);
-                let (mut par, mut spare) = (keys, Vec::new());
-                pool.install(|| super::par_radix_sort_codes(&mut par, &mut spare));
+                let (mut par, mut spare) = (Vec::new(), Vec::new());
+                pool.install(|| super::par_sort_keys(&keys, |(_, &k)| k, &mut par, &mut spare));
                 assert_eq!(par, seq, "{threads} threads, {} keys", par.len());
+                pool.install(|| {
+                    super::par_sort_keys(&keys, |(_, &k)| k, &mut kept, &mut kept_spare);
+                });
+                assert_eq!(kept, seq, "{threads} threads, {} keys, kept", keys.len());
             }
         }
     }

@@ -572,30 +572,27 @@ enum Job {
 
 /// Locks `m`, poisoned or not: what the mutexes of the parallel paths
 /// guard is written whole under the lock (a job's result, a buffer
-/// appended), so a panic elsewhere cannot leave it half-written. (The
-/// chunks of [`map_chunks`] are the exception: a job holds its chunk while
-/// it runs the caller's code, but a panic there reaches `map_chunks`'s
-/// caller, which never reads them.)
+/// appended, a part taken), so a panic elsewhere cannot leave it
+/// half-written.
 pub(crate) fn lock<V>(m: &Mutex<V>) -> std::sync::MutexGuard<'_, V> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Runs `job(c, chunk)` for every chunk of `items` of `size` elements (the
-/// last one shorter), each as a job of [`run_jobs`], and returns what the
-/// jobs returned in the order of the chunks. A panic in a job reaches the
-/// caller, as with `run_jobs`.
-pub(crate) fn map_chunks<E: Send, R: Send>(
-    items: &mut [E],
-    size: usize,
-    job: impl Fn(usize, &mut [E]) -> R + Sync,
+/// Runs `job(i, part)` for every part, each moved into one job of
+/// [`run_jobs`], and returns what the jobs returned in the order of the
+/// parts. A panic in a job reaches the caller, as with `run_jobs`.
+pub(crate) fn map_parts<P: Send, R: Send>(
+    parts: Vec<P>,
+    job: impl Fn(usize, P) -> R + Sync,
 ) -> Vec<R> {
-    // Each chunk is taken by one job only: the mutexes are never contended,
-    // and lend the jobs, which share `&self`, their chunk's `&mut`.
-    let chunks: Vec<Mutex<&mut [E]>> = items.chunks_mut(size).map(Mutex::new).collect();
-    let results: Vec<Mutex<Option<R>>> = chunks.iter().map(|_| Mutex::new(None)).collect();
-    run_jobs(chunks.len(), |c| {
-        let r = job(c, &mut lock(&chunks[c]));
-        *lock(&results[c]) = Some(r);
+    // Each part is taken by one job only: the mutexes are never contended,
+    // and hand the jobs, which share `&self`, their part by value.
+    let parts: Vec<Mutex<Option<P>>> = parts.into_iter().map(|p| Mutex::new(Some(p))).collect();
+    let results: Vec<Mutex<Option<R>>> = parts.iter().map(|_| Mutex::new(None)).collect();
+    run_jobs(parts.len(), |i| {
+        let part = lock(&parts[i]).take().expect("each job runs once");
+        let r = job(i, part);
+        *lock(&results[i]) = Some(r);
     });
     results
         .into_iter()
@@ -605,6 +602,17 @@ pub(crate) fn map_chunks<E: Send, R: Send>(
                 .expect("run_jobs runs every job or passes its panic on")
         })
         .collect()
+}
+
+/// Runs `job(c, chunk)` for every chunk of `items` of `size` elements (the
+/// last one shorter), each as a job of [`map_parts`], and returns what the
+/// jobs returned in the order of the chunks.
+pub(crate) fn map_chunks<E: Send, R: Send>(
+    items: &mut [E],
+    size: usize,
+    job: impl Fn(usize, &mut [E]) -> R + Sync,
+) -> Vec<R> {
+    map_parts(items.chunks_mut(size).collect(), job)
 }
 
 /// Runs `job(i)` for every `i` in `0..jobs`, each once: the calling thread
