@@ -669,9 +669,9 @@ type Subtree = (Vec<Node>, Vec<Geo>);
 const PAR_MIN: usize = 4096;
 
 /// Builds the subtree of `root` over the whole part, the subtrees of its
-/// children as jobs of [`map_parts`] for
-/// `levels` more levels. Returns the subtree's nodes, `root` first, laid
-/// out as `build_subtree` lays them out, and their geometry (`geo` first).
+/// children as jobs of [`map_parts`] for `levels` more levels. Returns the
+/// subtree's nodes, `root` first, laid out as `build_subtree` lays them
+/// out, and their geometry (`geo` first).
 #[cfg(feature = "parallel")]
 fn par_build_subtree(
     mut part: Part<'_>,

@@ -163,9 +163,9 @@ const JOBS_PER_THREAD: usize = 4;
 /// each chunk scatters its keys by top digit into the part of every
 /// bucket that the chunks before it leave free (`spare`), so the order
 /// within a bucket is the items' order; then each range of buckets sorts
-/// every bucket by the lower digit into `keys`, a counting sort of a few
-/// thousand keys in cache. The order is the one-thread sort's, ties
-/// included.
+/// every bucket by the lower digit into `keys`, a counting sort in cache
+/// (about `n / 1024` keys a bucket when the items are spread; a crowded
+/// bucket is one job). The order is the one-thread sort's, ties included.
 #[cfg(feature = "parallel")]
 fn par_sort_keys<E: Sync>(
     items: &[E],
@@ -176,10 +176,10 @@ fn par_sort_keys<E: Sync>(
     let n = items.len();
     zeroed(keys, n);
     let size = n
-        .div_ceil(rayon::current_num_threads().max(1) * JOBS_PER_THREAD)
+        .div_ceil(rayon::current_num_threads() * JOBS_PER_THREAD)
         .max(1);
     let counts = map_chunks(keys, size, |c, chunk| {
-        let mut count = vec![0u32; BUCKETS];
+        let mut count = [0u32; BUCKETS];
         let from = c * size;
         for (i, (k, e)) in chunk.iter_mut().zip(&items[from..]).enumerate() {
             *k = key((from + i, e));
@@ -193,7 +193,7 @@ fn par_sort_keys<E: Sync>(
 /// The last two passes of [`par_sort_keys`], given the count of each top
 /// digit in each chunk of `size` keys.
 #[cfg(feature = "parallel")]
-fn bucket_sort(keys: &mut [u64], spare: &mut Vec<u64>, counts: &[Vec<u32>], size: usize) {
+fn bucket_sort(keys: &mut [u64], spare: &mut Vec<u64>, counts: &[[u32; BUCKETS]], size: usize) {
     let n = keys.len();
     zeroed(spare, n);
     // Cut `spare` into one slice per (bucket, chunk), bucket-major, and
@@ -214,12 +214,13 @@ fn bucket_sort(keys: &mut [u64], spare: &mut Vec<u64>, counts: &[Vec<u32>], size
         }
     }
     starts.push(at);
+    debug_assert_eq!(counts.len(), keys.chunks(size).len(), "a count per chunk");
     let chunks: Vec<(&[u64], Vec<&mut [u64]>)> = keys.chunks(size).zip(parts).collect();
     map_parts(chunks, |_, (chunk, mut parts)| {
-        let mut at = vec![0usize; BUCKETS];
+        let mut at = [0u32; BUCKETS];
         for &k in chunk {
             let b = digit(k, SHIFTS[1]);
-            parts[b][at[b]] = k;
+            parts[b][at[b] as usize] = k;
             at[b] += 1;
         }
     });
@@ -229,7 +230,7 @@ fn bucket_sort(keys: &mut [u64], spare: &mut Vec<u64>, counts: &[Vec<u32>], size
     let mut ranges = Vec::with_capacity(jobs);
     let (mut from, mut keys_left, mut spare_left) = (0, keys, &spare[..]);
     for j in 1..=jobs {
-        let goal = n * j / jobs;
+        let goal = (n as u64 * j as u64 / jobs as u64) as usize;
         let mut to = from;
         while to < BUCKETS && (starts[to + 1] <= goal || j == jobs) {
             to += 1;
@@ -242,7 +243,7 @@ fn bucket_sort(keys: &mut [u64], spare: &mut Vec<u64>, counts: &[Vec<u32>], size
     }
     map_parts(ranges, |_, (out, input, starts)| {
         let base = starts[0];
-        let mut offsets = vec![0u32; BUCKETS];
+        let mut offsets = [0u32; BUCKETS];
         for w in starts.windows(2) {
             let (lo, hi) = (w[0] - base, w[1] - base);
             offsets.fill(0);
@@ -264,14 +265,16 @@ fn bucket_sort(keys: &mut [u64], spare: &mut Vec<u64>, counts: &[Vec<u32>], size
     });
 }
 
-/// Makes `v` `n` zeros: in place when it has room, else as a fresh
-/// allocation from the allocator's zeroed pages, which the jobs that write
-/// them fault in (where `resize` on the calling thread would write every
-/// page first, alone).
+/// Makes `v` `n` long, for jobs that overwrite every element: in place
+/// when it has room (keeping what it holds, so that only the part beyond
+/// its length is written), else as a fresh allocation of zeros, which the
+/// allocator usually takes from pages the kernel has zeroed, and which the
+/// jobs that write them then fault in (where `resize` on the calling
+/// thread would write every page first, alone).
 #[cfg(feature = "parallel")]
 fn zeroed(v: &mut Vec<u64>, n: usize) {
     if v.capacity() >= n {
-        v.clear();
+        v.truncate(n);
         v.resize(n, 0);
     } else {
         *v = vec![0; n];

@@ -574,7 +574,7 @@ enum Job {
 /// guard is written whole under the lock (a job's result, a buffer
 /// appended, a part taken), so a panic elsewhere cannot leave it
 /// half-written.
-pub(crate) fn lock<V>(m: &Mutex<V>) -> std::sync::MutexGuard<'_, V> {
+fn lock<V>(m: &Mutex<V>) -> std::sync::MutexGuard<'_, V> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
