@@ -91,7 +91,9 @@ impl<T: Sync> QuadTree<T> {
     /// parallel. From `4 × Config::par_min_items` items (2¹⁸ by default),
     /// the items that
     /// left their node are re-placed one by one up to 1/32 of the items,
-    /// and by a rebuild on the pool beyond, or as soon as more than 1/512 of
+    /// and by a rebuild on the pool beyond (first sorting the items along a
+    /// Morton curve after a frame of far jumps, as `update_all` does), or
+    /// as soon as more than 1/512 of
     /// the items of the first chunks of slots (of 2¹⁴ each, in slot order)
     /// left their node, once those chunks hold 1/32 of the items; on
     /// smaller trees they are re-placed as `update_all` re-places them (the

@@ -108,10 +108,13 @@ impl<T> QuadTree<T> {
     /// of the items seen so far left their node, once the first 1/32 of
     /// the items (in slot order) are seen, and tests no placement after
     /// that: in a tree that large, the rebuild costs less than the tests
-    /// and the placing from about that share. The tree is the same whichever
-    /// way is taken. For a frame in which everything moves a little, this
-    /// is much cheaper than calling [`update`](QuadTree::update) for each
-    /// item.
+    /// and the placing from about that share. A rebuild after a frame in
+    /// which many items jumped far (more than a quarter of a sample out of
+    /// their node) first sorts the items along a Morton curve, as
+    /// [`insert_many`](QuadTree::insert_many) does. The tree is the same
+    /// whichever way is taken. For a frame in which everything moves a
+    /// little, this is much cheaper than calling
+    /// [`update`](QuadTree::update) for each item.
     ///
     /// # Panics
     /// When `f` returns an invalid box; the message names it. See
@@ -305,7 +308,11 @@ impl<T> QuadTree<T> {
                 let pos = self.slab.places[owner as usize].pos;
                 self.entries[pos as usize].aabb = b;
             }
+            let scrambled = self.scrambled();
             self.pack();
+            if scrambled {
+                self.presort(self.splits_build(parallel, self.entries.len()));
+            }
             self.build_all(parallel);
         } else if plan == Plan::Bulk {
             // Many left their node, but most stayed: the movers are placed
@@ -567,6 +574,31 @@ impl<T> QuadTree<T> {
         }
     }
 
+    /// Whether the entries' order says little of where their new boxes go,
+    /// as after a frame in which many items jumped across the world: of
+    /// the items in every [`SCRAMBLE_STRIDE`]th slot, more than a quarter
+    /// no longer belong in the node their place names. A rebuild then first
+    /// orders the entries along a Morton curve, as a bulk insert does
+    /// (`presort`): the partition of entries in random order is far slower
+    /// than the radix sort and gather. After a frame of drift the entries
+    /// are nearly in the new tree's order already, and the presort would
+    /// only add its cost. The test reads only the tree and the new boxes
+    /// (written into the entries), so `update_all` and `par_update_all`
+    /// decide alike, on any pool.
+    fn scrambled(&self) -> bool {
+        let (mut seen, mut left) = (0usize, 0usize);
+        for idx in (0..self.slab.slots.len()).step_by(SCRAMBLE_STRIDE) {
+            if !self.slab.slots[idx].is_full() {
+                continue;
+            }
+            let place = self.slab.places[idx];
+            let b = &self.entries[place.pos as usize].aabb;
+            seen += 1;
+            left += usize::from(!self.stays_in(place.node, b));
+        }
+        left * 4 > seen
+    }
+
     /// `true` when `b` would be stored in node `n`: its centre descends to
     /// `n`, `n`'s loose bounds (and so all its ancestors') contain it, and it
     /// does not fit the child of `n` it would descend into.
@@ -589,6 +621,9 @@ pub(crate) fn stays_in(nodes: &[Node], geo: &[Geo], n: u32, b: &Aabb) -> bool {
         !geo[child as usize].loose.contains(b)
     }
 }
+
+/// Slots between two of those [`QuadTree::scrambled`] tests.
+const SCRAMBLE_STRIDE: usize = 256;
 
 /// The second half of an `update_all`, run when it is dropped: on the normal
 /// path and when the caller's closure panics alike.
