@@ -299,6 +299,34 @@ impl<T> QuadTree<T> {
         );
         self.entries = sorted;
     }
+
+    /// [`presort`](QuadTree::presort) into the buffers of the spare index
+    /// (see `QuadTree::spare`): its Morton keys and the radix sort's spare
+    /// keys, and its entry array, which takes the place of `entries`, whose
+    /// array goes to the spare in turn. For the rebuild of `update_all`
+    /// after a frame of far jumps, so that such frames, one after another,
+    /// allocate nothing once warm; the tree keeps the buffers (40 bytes an
+    /// item) until [`shrink_to_fit`](QuadTree::shrink_to_fit), as a tree
+    /// refilled frame after frame keeps its spare index.
+    pub(crate) fn presort_kept(&mut self, parallel: bool) {
+        if self.entries.len() < 1024 {
+            return;
+        }
+        let spare = self.spare.0.get_mut().unwrap_or_else(|e| e.into_inner());
+        let mut sorted = core::mem::take(&mut spare.entries);
+        sorted.clear();
+        let from = &self.entries;
+        gather_in_morton_order(
+            from,
+            |e| e.aabb,
+            |i| from[i],
+            self.world,
+            parallel,
+            Some((&mut spare.keys, &mut spare.spare)),
+            &mut sorted,
+        );
+        spare.entries = core::mem::replace(&mut self.entries, sorted);
+    }
 }
 
 /// A bulk insert under way: what it took is in `taken`. Dropped while

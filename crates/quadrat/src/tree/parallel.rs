@@ -91,9 +91,7 @@ impl<T: Sync> QuadTree<T> {
     /// parallel. From `4 × Config::par_min_items` items (2¹⁸ by default),
     /// the items that
     /// left their node are re-placed one by one up to 1/32 of the items,
-    /// and by a rebuild on the pool beyond (first sorting the items along a
-    /// Morton curve after a frame of far jumps, as `update_all` does), or
-    /// as soon as more than 1/512 of
+    /// and by a rebuild on the pool beyond, or as soon as more than 1/512 of
     /// the items of the first chunks of slots (of 2¹⁴ each, in slot order)
     /// left their node, once those chunks hold 1/32 of the items; on
     /// smaller trees they are re-placed as `update_all` re-places them (the
@@ -103,7 +101,8 @@ impl<T: Sync> QuadTree<T> {
     /// `update_all` does). The way taken depends only on the tree and the
     /// new boxes, not on the pool's size or how its threads run, so the
     /// same call leaves the same tree, every run in the same order, on any
-    /// pool. The tree has
+    /// pool. Every rebuild after a frame of far jumps first sorts the items
+    /// along a Morton curve, as `update_all`'s does. The tree has
     /// the same nodes, each with the same items, as `update_all` makes;
     /// within a node, items whose boxes start at the same `x` may be listed
     /// in another order than `update_all` lists them when the two took

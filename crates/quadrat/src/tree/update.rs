@@ -311,7 +311,7 @@ impl<T> QuadTree<T> {
             let scrambled = self.scrambled();
             self.pack();
             if scrambled {
-                self.presort(self.splits_build(parallel, self.entries.len()));
+                self.presort_kept(self.splits_build(parallel, self.entries.len()));
             }
             self.build_all(parallel);
         } else if plan == Plan::Bulk {
@@ -584,7 +584,9 @@ impl<T> QuadTree<T> {
     /// are nearly in the new tree's order already, and the presort would
     /// only add its cost. The test reads only the tree and the new boxes
     /// (written into the entries), so `update_all` and `par_update_all`
-    /// decide alike, on any pool.
+    /// decide alike, on any pool. The sort works in the buffers of the
+    /// spare index (`presort_kept`), which the tree keeps for the next
+    /// such frame.
     fn scrambled(&self) -> bool {
         let (mut seen, mut left) = (0usize, 0usize);
         for idx in (0..self.slab.slots.len()).step_by(SCRAMBLE_STRIDE) {

@@ -306,7 +306,8 @@ fn pair_walks_on_one_thread_are_the_sequential_walk() {
 /// motions: movers bunched where only one prefix of the slots calls for a
 /// rebuild, and at a slot where a thread starts, onto other items' points
 /// (ties on `min.x`); movers bunched at the start, spread just above the
-/// rate that calls for a rebuild, and none.
+/// rate that calls for a rebuild, none, and every item jumping to another
+/// item's point (a rebuild that sorts the entries first).
 #[cfg(feature = "parallel")]
 #[test]
 fn par_update_all_takes_the_same_way_on_any_pool() {
@@ -322,7 +323,7 @@ fn par_update_all_takes_the_same_way_on_any_pool() {
     type Motion = fn(Key, &u32, Aabb) -> Aabb;
     // The premise: a tree this size takes the pool's ways.
     assert!(base.len() >= 4 * base.config().par_min_items);
-    let motions: [(&str, Motion); 5] = [
+    let motions: [(&str, Motion); 6] = [
         // 330 movers in the tenth chunk of 2¹⁴ slots: of the prefixes of
         // whole chunks, only the first ten have more than 1/512 movers, so
         // the way depends on that prefix being judged however the chunks
@@ -356,6 +357,13 @@ fn par_update_all_takes_the_same_way_on_any_pool() {
             }
         }),
         ("none", |_, _, b| b),
+        // Every item jumps to another item's point: the rebuild sorts the
+        // entries along the Morton curve first, split on the pool, and
+        // the points tie on `min.x` in every column.
+        ("every item jumping", |k, _, _| {
+            let j = (k.index() * 7_919 + 13) % (SIDE * SIDE);
+            Aabb::from_point([(j % SIDE) as f32, (j / SIDE) as f32])
+        }),
     ];
     // A thread that spins while the pools work, so that their threads run
     // unevenly.
