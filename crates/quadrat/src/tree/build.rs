@@ -286,17 +286,8 @@ impl<T> QuadTree<T> {
         if self.entries.len() < 1024 {
             return;
         }
-        let from = &self.entries;
         let mut sorted = Vec::new();
-        gather_in_morton_order(
-            from,
-            |e| e.aabb,
-            |i| from[i],
-            self.world,
-            parallel,
-            None,
-            &mut sorted,
-        );
+        gather_entries(&self.entries, self.world, parallel, None, &mut sorted);
         self.entries = sorted;
     }
 
@@ -315,18 +306,30 @@ impl<T> QuadTree<T> {
         let spare = self.spare.0.get_mut().unwrap_or_else(|e| e.into_inner());
         let mut sorted = core::mem::take(&mut spare.entries);
         sorted.clear();
-        let from = &self.entries;
-        gather_in_morton_order(
-            from,
-            |e| e.aabb,
-            |i| from[i],
-            self.world,
-            parallel,
-            Some((&mut spare.keys, &mut spare.spare)),
-            &mut sorted,
-        );
+        let kept = Some((&mut spare.keys, &mut spare.spare));
+        gather_entries(&self.entries, self.world, parallel, kept, &mut sorted);
         spare.entries = core::mem::replace(&mut self.entries, sorted);
     }
+}
+
+/// Appends `entries` to `out` in the order of [`gather_in_morton_order`]
+/// (which keeps its sort's buffers in `kept` when given).
+pub(crate) fn gather_entries(
+    entries: &[Entry],
+    world: Aabb,
+    parallel: bool,
+    kept: Option<(&mut Vec<u64>, &mut Vec<u64>)>,
+    out: &mut Vec<Entry>,
+) {
+    gather_in_morton_order(
+        entries,
+        |e| e.aabb,
+        |i| entries[i],
+        world,
+        parallel,
+        kept,
+        out,
+    );
 }
 
 /// A bulk insert under way: what it took is in `taken`. Dropped while

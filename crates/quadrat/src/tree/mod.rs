@@ -611,16 +611,8 @@ impl<T> QuadTree<T> {
         let parallel = self.splits_build(parallel, self.entries.len());
         let mut l = core::mem::take(&mut *self.spare.0.lock().unwrap_or_else(|e| e.into_inner()));
         l.entries.clear();
-        let from = &self.entries;
-        order::gather_in_morton_order(
-            from,
-            |e| e.aabb,
-            |i| from[i],
-            self.world,
-            parallel,
-            Some((&mut l.keys, &mut l.spare)),
-            &mut l.entries,
-        );
+        let kept = Some((&mut l.keys, &mut l.spare));
+        build::gather_entries(&self.entries, self.world, parallel, kept, &mut l.entries);
         let limits = build::Limits {
             max_items: self.config.max_items,
             max_depth: self.config.max_depth,

@@ -108,57 +108,52 @@ pub(crate) fn steady_state_allocates_nothing() {
 
     // Moving everything a little, frame after frame, settles too.
     let keys: Vec<_> = tree.keys().collect();
-    let frame = |tree: &mut QuadTree<usize>, t: f32| {
+    settles(&mut tree, "a repeated frame", |tree, second| {
+        let t: f32 = if second { 0.3 } else { 0.0 };
         for (&k, b) in keys.iter().zip(&boxes) {
             tree.update(k, b.translate([t.sin() * 3.0, t.cos() * 3.0]));
         }
-    };
-    // Steady state: the same two frames again and again, until every
-    // buffer has grown to what they need; then that switch costs nothing.
-    for _ in 0..10 {
-        frame(&mut tree, 0.0);
-        frame(&mut tree, 0.3);
-    }
-    frame(&mut tree, 0.0);
-    let n = allocations_during(|| frame(&mut tree, 0.3));
-    tree.validate().unwrap();
-    assert_eq!(n, 0, "a repeated frame allocated {n} times");
+    });
 
     // `update_all`, when few items leave their node (re-placed one by one,
     // 0.2% here), when more do (placed all at once, 0.8%) and when many do
     // (a rebuild): after warm-up, nothing.
     for (name, step) in [
-        ("small steps", 0.05f32),
-        ("medium steps", 0.3),
-        ("large steps", 6.0),
+        ("update_all with small steps", 0.05f32),
+        ("update_all with medium steps", 0.3),
+        ("update_all with large steps", 6.0),
     ] {
-        let all = |tree: &mut QuadTree<usize>, t: f32| {
+        settles(&mut tree, name, |tree, second| {
+            let t: f32 = if second { 0.3 } else { 0.0 };
             tree.update_all(|_, &i, _| boxes[i].translate([t.sin() * step, t.cos() * step]));
-        };
-        for _ in 0..10 {
-            all(&mut tree, 0.0);
-            all(&mut tree, 0.3);
-        }
-        all(&mut tree, 0.0);
-        let n = allocations_during(|| all(&mut tree, 0.3));
-        tree.validate().unwrap();
-        assert_eq!(n, 0, "update_all with {name} allocated {n} times");
+        });
     }
     // Frames in which every item jumps to another item's place: the
     // rebuild sorts the entries along the Morton curve first, in buffers
     // the tree keeps, so these settle to nothing too.
-    let jump = |tree: &mut QuadTree<usize>, by: usize| {
+    settles(&mut tree, "update_all with far jumps", |tree, second| {
+        let by = usize::from(second);
         tree.update_all(|_, &i, _| boxes[(i * 7919 + by) % boxes.len()]);
-    };
-    for _ in 0..10 {
-        jump(&mut tree, 0);
-        jump(&mut tree, 1);
-    }
-    jump(&mut tree, 0);
-    let n = allocations_during(|| jump(&mut tree, 1));
-    tree.validate().unwrap();
-    assert_eq!(n, 0, "update_all with far jumps allocated {n} times");
+    });
     let _ = Aabb::default();
+}
+
+/// Steady state: the same two frames (`frame(tree, false)`, then
+/// `frame(tree, true)`) again and again, until every buffer has grown to
+/// what they need; then that switch costs nothing, and the tree is valid.
+fn settles(
+    tree: &mut QuadTree<usize>,
+    name: &str,
+    mut frame: impl FnMut(&mut QuadTree<usize>, bool),
+) {
+    for _ in 0..10 {
+        frame(tree, false);
+        frame(tree, true);
+    }
+    frame(tree, false);
+    let n = allocations_during(|| frame(tree, true));
+    tree.validate().unwrap();
+    assert_eq!(n, 0, "{name} allocated {n} times");
 }
 
 /// A tree built in bulk holds little more than a copy of itself, whose
