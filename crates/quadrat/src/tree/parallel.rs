@@ -89,33 +89,32 @@ impl<T: Sync> QuadTree<T> {
     /// `f` is called once per item, from the calling thread and any of the
     /// pool's threads, in no particular order; the boxes are written in
     /// parallel. From `4 × Config::par_min_items` items (2¹⁸ by default),
-    /// the items that
-    /// left their node are re-placed one by one up to 1/32 of the items,
-    /// and by a rebuild on the pool beyond, or as soon as more than 1/512 of
-    /// the items of the first chunks of slots (of 2¹⁴ each, in slot order)
-    /// left their node, once those chunks hold 1/32 of the items; on
-    /// smaller trees they are re-placed as `update_all` re-places them (the
-    /// rebuild beyond 1/16 runs on the pool from `Config::par_min_items`
-    /// items; with a `par_min_items` above 2¹⁷, trees of 2¹⁹ items and
-    /// more judge the early rebuild by chunks, not every 64 items as
-    /// `update_all` does). The way taken depends only on the tree and the
-    /// new boxes, not on the pool's size or how its threads run, so the
-    /// same call leaves the same tree, every run in the same order, on any
-    /// pool. Every rebuild after a frame of far jumps first sorts the items
-    /// along a Morton curve, as `update_all`'s does. The tree has
-    /// the same nodes, each with the same items, as `update_all` makes;
-    /// within a node, items whose boxes start at the same `x` may be listed
-    /// in another order than `update_all` lists them when the two took
-    /// different ways.
+    /// the items that left their node are re-placed one by one up to 1/32 of
+    /// the items, and by a rebuild on the pool beyond, or as soon as more
+    /// than 1/512 of the items of the first chunks of slots (of 2¹⁴ each, in
+    /// slot order) left their node, once those chunks hold 1/32 of the
+    /// items; on smaller trees they are re-placed as `update_all` re-places
+    /// them (the rebuild beyond 1/16 runs on the pool from
+    /// `Config::par_min_items` items; with a `par_min_items` above 2¹⁷,
+    /// trees of 2¹⁹ items and more judge the early rebuild by chunks, not
+    /// every 64 items as `update_all` does). The way taken depends only on
+    /// the tree and the new boxes, not on the pool's size or how its threads
+    /// run, so the same call leaves the same tree, every run in the same
+    /// order, on any pool. Every rebuild after a frame of far jumps first
+    /// sorts the items along a Morton curve, as `update_all`'s does. The
+    /// tree has the same nodes, each with the same items, as `update_all`
+    /// makes; within a node, items whose boxes start at the same `x` may be
+    /// listed in another order than `update_all` lists them when the two
+    /// took different ways.
     ///
     /// # Panics
     /// When `f` returns an invalid box; see
     /// [`try_par_update_all`](QuadTree::try_par_update_all). When `f`
-    /// panics, on whichever thread, the panic reaches the
-    /// caller and every item keeps its old box: the new boxes are written
-    /// only once `f` has returned for every item. (`update_all`, which
-    /// writes as it goes, moves the items `f` returned a box for before the
-    /// block of 64 items in which it panicked.)
+    /// panics, on whichever thread, the panic reaches the caller and every
+    /// item keeps its old box: the new boxes are written only once `f` has
+    /// returned for every item. (`update_all`, which writes as it goes,
+    /// moves the items `f` returned a box for before the block of 64 items
+    /// in which it panicked.)
     ///
     /// ```
     /// use quadrat::{Aabb, QuadTree};
