@@ -226,8 +226,13 @@ fn sweep_between<E: FnMut(&Entry, &Entry) + ?Sized, C: Tally>(
     }
 }
 
-/// How many entries of a run [`filter`] keeps on the stack.
-pub(crate) const FILTER: usize = 32;
+/// How many entries of a run [`filter`] and [`filter_at`] keep on the
+/// stack: as many as a leaf of the default [`Config`](crate::Config)
+/// holds, so that two leaves' runs seldom overflow it into the branchy
+/// [`sweep_between`]. With leaves of 64 items and 32 kept, the walk over
+/// 1M drifting boxes of mixed sizes took 1.13× the time of leaves of 32;
+/// with 64 kept, 0.89×.
+pub(crate) const FILTER: usize = 64;
 
 /// The entries of `run` (sorted) that meet `area`, copied in order into
 /// `buf`; `None` when more than [`FILTER`] do. For the walk between two
