@@ -95,8 +95,8 @@ impl<T: Sync> QuadTree<T> {
     /// slot order) left their node, once those chunks hold 1/32 of the
     /// items; on smaller trees they are re-placed as `update_all` re-places
     /// them (the rebuild beyond 1/16 runs on the pool from
-    /// `Config::par_min_items` items; with a `par_min_items` above 2¹⁷,
-    /// trees of 2¹⁹ items and more judge the early rebuild by chunks, not
+    /// `Config::par_min_items` items; with a `par_min_items` above 2¹⁶,
+    /// trees of 2¹⁸ items and more judge the early rebuild by chunks, not
     /// every 64 items as `update_all` does). The way taken depends only on
     /// the tree and the new boxes, not on the pool's size or how its threads
     /// run, so the same call leaves the same tree, every run in the same

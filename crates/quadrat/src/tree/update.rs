@@ -104,7 +104,7 @@ impl<T> QuadTree<T> {
     /// they are few (up to 1/128 of the items), all at once when more (up
     /// to 1/16: each goes to its new node, and the entries are re-packed in
     /// two sequential passes), and by a [`rebuild`](QuadTree::rebuild)
-    /// beyond. From 2¹⁹ items, it also rebuilds as soon as more than 1/160
+    /// beyond. From 2¹⁸ items, it also rebuilds as soon as more than 1/160
     /// of the items seen so far left their node, once the first 1/32 of
     /// the items (in slot order) are seen, and tests no placement after
     /// that: in a tree that large, the rebuild costs less than the tests
@@ -660,10 +660,18 @@ pub(crate) struct Tally {
 }
 
 /// The smallest tree in which `update_all` (on one thread) may decide on a
-/// rebuild from a sample: 2¹⁹ items. Below, the nodes and entries that a
-/// placement test reads are mostly in cache, and placing the movers is the
-/// cheaper way (at 100k and 250k boxes drifting, with 0.2–4% movers).
-pub(crate) const EARLY_MIN: usize = 1 << 19;
+/// rebuild from a sample: 2¹⁸ items. Below, the nodes and entries that a
+/// placement test reads are mostly in cache, and placing the movers is
+/// often the cheaper way: with the sample deciding, `update_all` of 100k
+/// uniform boxes drifting 3% of their size took 1.31× the time (2.06 →
+/// 2.70 ms), and of 150k clustered ones 1.06–1.13×. From 300k boxes the
+/// sample's rebuild is cheaper once leaves hold 64 items (it was decided
+/// from 2¹⁹ items with leaves of 32): drifting a quarter of their size,
+/// 0.81–0.88× the time at 300k (uniform 12.25–12.68 → 10.93–11.16 ms,
+/// clustered 13.85–14.58 → 11.45–11.63) and 0.86–0.90× at 400k; drifting
+/// 6%, 0.93–1.0×; drifting 1.5%, 0.96–1.02× (a scratch driver reading the
+/// bound from the environment, medians of 21 frames, two alternations).
+pub(crate) const EARLY_MIN: usize = 1 << 18;
 
 impl Tally {
     /// `true` once `settle` is to rebuild: by [`plan`]'s count of movers, or

@@ -332,7 +332,7 @@ fn update_all_gives_the_built_tree_for_any_share_of_movers() {
     }
 }
 
-/// From 2¹⁹ items, once the first 1/32 of the items (by key) are seen,
+/// From 2¹⁸ items, once the first 1/32 of the items (by key) are seen,
 /// `update_all` rebuilds as soon as more than 1/160 of the items seen left
 /// their node, without testing the rest; and `par_update_all` on the pool
 /// from 1/512. Whether the first keys speak for the rest or not (the movers
@@ -341,7 +341,7 @@ fn update_all_gives_the_built_tree_for_any_share_of_movers() {
 /// the new one.
 #[test]
 fn a_large_tree_is_the_built_tree_whatever_its_sample_says() {
-    const N: usize = (1 << 19) + 40_000;
+    const N: usize = (1 << 18) + 40_000;
     let world = shapes::world(Vec2::new(0.0, 0.0), 1000.0);
     let mut rng = Rng::new(7);
     for kind in [Kind::Random, Kind::GridPoints, Kind::MixedSizes] {
