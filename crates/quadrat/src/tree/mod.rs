@@ -102,7 +102,7 @@ pub struct Config {
     /// holds fewer items than that, so `u32::MAX as usize - 1` never
     /// splits). Default 64: larger leaves mean fewer nodes for the pair
     /// walk and the moves to visit, and their runs are swept without
-    /// branches (see ARCHITECTURE.md, *Queries and pairs*); against 32,
+    /// branches (see ARCHITECTURE.md, *Placement*); against 32,
     /// a moving frame of 100k drifting boxes (`update_all` and every pair)
     /// took 0.93× the time, and the tree of 1M boxes held 0.88× the
     /// memory.

@@ -227,12 +227,20 @@ fn sweep_between<E: FnMut(&Entry, &Entry) + ?Sized, C: Tally>(
 }
 
 /// How many entries of a run [`filter`] and [`filter_at`] keep on the
-/// stack: as many as a leaf of the default [`Config`](crate::Config)
-/// holds, so that two leaves' runs seldom overflow it into the branchy
-/// [`sweep_between`]. With leaves of 64 items and 32 kept, the walk over
-/// 1M drifting boxes of mixed sizes took 1.13× the time of leaves of 32;
-/// with 64 kept, 0.89×.
+/// stack: the default [`Config::max_items`](crate::Config::max_items)
+/// (nothing ties the two; a leaf can hold more, its items that fit no
+/// child besides), so that two leaves' runs seldom overflow it into the
+/// branchy [`sweep_between`]. With leaves of 64 items and 32 kept, the
+/// walk over 1M drifting boxes of mixed sizes took 1.13× the time of
+/// leaves of 32; with 64 kept, 0.89×. The walk between two trees narrows
+/// a run of up to as many down the other tree as a part
+/// (`part_vs_subtree`): with leaves of 64 and parts of at most 32, a leaf
+/// of movers walked every tile run under its cell again (ARCHITECTURE.md,
+/// *Queries and pairs*).
 pub(crate) const FILTER: usize = 64;
+
+// The pair walk's hit lists hold places in a filtered run as `u8`.
+const _: () = assert!(FILTER <= 256);
 
 /// The entries of `run` (sorted) that meet `area`, copied in order into
 /// `buf`; `None` when more than [`FILTER`] do. For the walk between two

@@ -407,10 +407,12 @@ impl<T> QuadTree<T> {
 /// presort) or after a frame of drift, where about half the neighbours are
 /// swapped. So the keys are padded to at least [`NETWORK_MIN`] with
 /// `u64::MAX`, which sorts after every real key; and each step moves 8
-/// bytes instead of a 24-byte entry. Against sorting the entries,
-/// `insert_many` took 0.89–0.93× the time at 100k and 0.93–0.96× at 1M,
-/// and `update_all` after a frame of drift at 1M 0.96× with uniform boxes
-/// and 0.93× with clustered ones (ARCHITECTURE.md, *Bulk build*).
+/// bytes instead of a 24-byte entry. (Keys of 33 to 64 entries are first
+/// partitioned by the standard sort, then sorted by its networks.)
+/// Against sorting the entries, with leaves of 32 items, `insert_many`
+/// took 0.89–0.93× the time at 100k and 0.93–0.96× at 1M, and
+/// `update_all` after a frame of drift at 1M 0.96× with uniform boxes and
+/// 0.93× with clustered ones (ARCHITECTURE.md, *Bulk build*).
 #[inline]
 pub(crate) fn sort_by_min_x(run: &mut [Entry]) {
     let n = run.len();
@@ -452,7 +454,8 @@ fn sort_as_keys<const N: usize>(run: &mut [Entry]) {
 const NETWORK_MIN: usize = 21;
 
 /// The longest run [`sort_by_min_x`] sorts as keys in buffers of 32: a
-/// buffer of 64 costs more to set up than it saves on a short run.
+/// buffer of 64 cost more to set up than it saved on short runs (measured
+/// with leaves of 32 items, whose runs are mostly short).
 const SHORT_RUN: usize = 32;
 
 /// The longest run [`sort_by_min_x`] sorts as keys at all, in buffers of
@@ -488,6 +491,63 @@ pub(crate) fn refit_below(nodes: &mut [Node], order: &mut Vec<u32>) {
         if c != NONE {
             let b = (c..c + 4).fold(EMPTY, |u, k| u.join(&nodes[k as usize].subtree_bounds()));
             nodes[n as usize].below = b;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Entry, LONG_RUN, sort_by_min_x};
+    use crate::geom::Aabb;
+    use core::num::NonZeroU32;
+
+    /// Up to [`LONG_RUN`] entries, through both key buffers, a run comes
+    /// out as a stable sort by `min.x` (`total_cmp`) leaves it: ties keep
+    /// their order, and −0 sorts before +0. Longer runs come out ordered by
+    /// `min.x`, with the same entries.
+    #[test]
+    fn runs_sort_as_a_stable_sort_by_min_x() {
+        let xs = [
+            -0.0f32,
+            0.0,
+            1.0,
+            -1.0,
+            f32::MIN_POSITIVE,
+            -f32::MAX,
+            f32::MAX,
+            3.5,
+        ];
+        let mut state = 0x5EED_u64;
+        for n in 0..=LONG_RUN + 6 {
+            for _ in 0..20 {
+                let run: Vec<Entry> = (0..n)
+                    .map(|i| {
+                        state = state
+                            .wrapping_mul(6_364_136_223_846_793_005)
+                            .wrapping_add(1_442_695_040_888_963_407);
+                        let x = xs[(state >> 33) as usize % xs.len()];
+                        Entry {
+                            aabb: Aabb::new([x, 0.0], [x, 1.0]),
+                            owner: i as u32,
+                            generation: NonZeroU32::MIN,
+                        }
+                    })
+                    .collect();
+                let mut want = run.clone();
+                want.sort_by(|a, b| a.aabb.min.x.total_cmp(&b.aabb.min.x));
+                let mut got = run;
+                sort_by_min_x(&mut got);
+                if n <= LONG_RUN {
+                    assert_eq!(got, want, "a run of {n}");
+                } else {
+                    let bits =
+                        |r: &[Entry]| r.iter().map(|e| e.aabb.min.x.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(bits(&got), bits(&want), "a run of {n}");
+                    let mut owners: Vec<u32> = got.iter().map(|e| e.owner).collect();
+                    owners.sort_unstable();
+                    assert!(owners.iter().copied().eq(0..n as u32), "a run of {n}");
+                }
+            }
         }
     }
 }

@@ -667,10 +667,12 @@ pub(crate) struct Tally {
 /// 2.70 ms), and of 150k clustered ones 1.06–1.13×. From 300k boxes the
 /// sample's rebuild is cheaper once leaves hold 64 items (it was decided
 /// from 2¹⁹ items with leaves of 32): drifting a quarter of their size,
-/// 0.81–0.88× the time at 300k (uniform 12.25–12.68 → 10.93–11.16 ms,
-/// clustered 13.85–14.58 → 11.45–11.63) and 0.86–0.90× at 400k; drifting
-/// 6%, 0.93–1.0×; drifting 1.5%, 0.96–1.02× (a scratch driver reading the
-/// bound from the environment, medians of 21 frames, two alternations).
+/// 0.80–0.89× the time at 300k uniform and clustered boxes (uniform
+/// 12.25–12.68 → 10.93–11.16 ms, clustered 13.85–14.58 → 11.45–11.63) and
+/// 0.82–0.92× at 400k in all three scenes; drifting 6%, 0.89–1.0×;
+/// drifting 1.5%, 0.93–1.08× (a scratch driver reading the bound from the
+/// environment, medians of 21 frames, the ratio of each of two
+/// alternations).
 pub(crate) const EARLY_MIN: usize = 1 << 18;
 
 impl Tally {

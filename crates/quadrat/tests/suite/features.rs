@@ -344,7 +344,7 @@ fn par_update_all_takes_the_same_way_on_any_pool() {
         }),
         ("bunched at the start", |k, _, b| {
             if k.index() < 300 {
-                b.translate([0.0, 7.0])
+                b.translate([0.0, 9.0])
             } else {
                 b
             }
@@ -597,6 +597,12 @@ fn parallel_build_equals_sequential_build() {
         // build runs.
         for config in [
             Config {
+                par_min_items: 0,
+                ..Config::default()
+            },
+            // Leaves of 32 items, the default these scenes were made for.
+            Config {
+                max_items: 32,
                 par_min_items: 0,
                 ..Config::default()
             },

@@ -7,7 +7,7 @@
 use crate::support::shapes::{self, Kind, Rng};
 use quadrat::{Aabb, Config, Key, QuadTree, Vec2};
 
-const CONFIGS: [Config; 3] = [
+const CONFIGS: [Config; 4] = [
     Config {
         max_items: 1,
         max_depth: 8,
@@ -23,6 +23,8 @@ const CONFIGS: [Config; 3] = [
         max_depth: 16,
         ..Config::DEFAULT
     },
+    // The default: leaves of 64 items.
+    Config::DEFAULT,
 ];
 
 fn brute(a: &QuadTree<()>, b: &QuadTree<()>) -> Vec<(Key, Key)> {
@@ -76,7 +78,7 @@ fn every_kind_against_every_kind() {
                 let xs = shapes::boxes(ka, world, 150, &mut rng);
                 let ys = shapes::boxes(kb, world, 120, &mut rng);
                 let a = tree(world, config, &xs, c % 2 == 0);
-                let b = tree(world, CONFIGS[(c + 1) % 3], &ys, c % 2 == 1);
+                let b = tree(world, CONFIGS[(c + 1) % CONFIGS.len()], &ys, c % 2 == 1);
                 check(&a, &b, &format!("{ka:?} × {kb:?}, {config:?}"));
             }
         }
@@ -155,7 +157,7 @@ fn after_removals_moves_and_on_empty_trees() {
     }
 }
 
-/// Runs of more than 32 entries (piles at points of a tree that reached
+/// Runs of more than 64 entries (piles at points of a tree that reached
 /// its `max_depth`) walk the other tree run by run, not as a narrowed part.
 /// Each pile faces a tree of another shape, so that a node of one tree is
 /// never confused with the node at the same index in the other.
@@ -171,7 +173,7 @@ fn long_runs_against_a_tree_of_another_shape() {
     let mut piles = Vec::new();
     for p in 0..6 {
         let c = Vec2::new(5.0 + 9.0 * p as f32, 7.0 + 8.0 * (p % 3) as f32);
-        for _ in 0..40 {
+        for _ in 0..100 {
             let h = rng.range(0.05, 0.6);
             piles.push(Aabb::from_center(c, [h, h]));
         }
@@ -186,8 +188,8 @@ fn long_runs_against_a_tree_of_another_shape() {
         let a = tree(world, shallow, &piles, true);
         let b = tree(world, config, &scatter, i % 2 == 0);
         assert!(
-            a.nodes().any(|n| n.items > 32),
-            "the piles make runs of more than 32 entries"
+            a.nodes().any(|n| n.items > 64),
+            "the piles make runs of more than 64 entries"
         );
         check(&a, &b, &format!("piles against scatter, config {i}"));
     }

@@ -72,19 +72,26 @@ fn draining_71_grid_points_in_insertion_order() {
 }
 
 /// 2,000 grid points inserted one by one with the default configuration,
-/// removed in the order they came.
+/// removed in the order they came; and with leaves of 32 items, the
+/// default when this was found.
 #[test]
 fn draining_2000_grid_points_with_the_default_config() {
     let world = Aabb::new([0.0, 0.0], [1000.0, 1000.0]);
     let boxes = grid(50, 40, 19.5, 3.0);
-    let mut tree = QuadTree::new(world);
-    let keys: Vec<Key> = boxes
-        .iter()
-        .enumerate()
-        .map(|(i, &b)| tree.insert(b, i))
-        .collect();
-    tree.validate().unwrap();
-    drain_in_order(&mut tree, &keys, &boxes);
+    let old_default = Config {
+        max_items: 32,
+        ..Config::default()
+    };
+    for config in [Config::default(), old_default] {
+        let mut tree = QuadTree::with_config(world, config);
+        let keys: Vec<Key> = boxes
+            .iter()
+            .enumerate()
+            .map(|(i, &b)| tree.insert(b, i))
+            .collect();
+        tree.validate().unwrap();
+        drain_in_order(&mut tree, &keys, &boxes);
+    }
 }
 
 /// 1,000 points built with `insert_many`: the bulk build gave empty nodes a
@@ -94,6 +101,11 @@ fn draining_a_bulk_built_tree() {
     let world = Aabb::new([0.0, 0.0], [100.0, 100.0]);
     for config in [
         Config::default(),
+        // Leaves of 32 items, the default when this was found.
+        Config {
+            max_items: 32,
+            ..Config::default()
+        },
         Config {
             max_items: 1,
             max_depth: 8,

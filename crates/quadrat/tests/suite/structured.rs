@@ -11,7 +11,7 @@ use crate::support::tree::{Harness, Op, Probe};
 
 use quadrat::{Aabb, Circle, Config, Key, Ray, Vec2};
 
-const CONFIGS: [Config; 4] = [
+const CONFIGS: [Config; 5] = [
     Config {
         max_items: 1,
         max_depth: 8,
@@ -32,6 +32,8 @@ const CONFIGS: [Config; 4] = [
         max_depth: 16,
         ..Config::DEFAULT
     },
+    // The default: leaves of 64 items.
+    Config::DEFAULT,
 ];
 
 /// A probe aimed at the harness's items, so queries have hits.
@@ -206,7 +208,7 @@ fn extreme_worlds_and_edge_boxes() {
     let mut seed = 1000;
     for world in shapes::extreme_worlds() {
         for kind in Kind::ALL {
-            for config in [CONFIGS[0], CONFIGS[3]] {
+            for config in [CONFIGS[0], CONFIGS[3], CONFIGS[4]] {
                 seed += 1;
                 let mut rng = Rng::new(seed);
                 let mut boxes = shapes::boxes(kind, world, 120, &mut rng);
