@@ -304,11 +304,8 @@ impl<T> QuadTree<T> {
             return;
         }
         let spare = self.spare.0.get_mut().unwrap_or_else(|e| e.into_inner());
-        let mut sorted = core::mem::take(&mut spare.entries);
-        sorted.clear();
-        let kept = Some((&mut spare.keys, &mut spare.spare));
-        gather_entries(&self.entries, self.world, parallel, kept, &mut sorted);
-        spare.entries = core::mem::replace(&mut self.entries, sorted);
+        spare.gather(&self.entries, self.world, parallel);
+        core::mem::swap(&mut spare.entries, &mut self.entries);
     }
 }
 

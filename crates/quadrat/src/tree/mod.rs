@@ -405,6 +405,17 @@ pub(crate) struct Lazy {
     spare: Vec<u64>,
 }
 
+impl Lazy {
+    /// Makes this index's entry array `from` in the order the bulk build
+    /// starts from (`build::gather_entries`), reusing its allocation and
+    /// keeping the sort's keys for the next call.
+    pub(crate) fn gather(&mut self, from: &[Entry], world: Aabb, parallel: bool) {
+        self.entries.clear();
+        let kept = Some((&mut self.keys, &mut self.spare));
+        build::gather_entries(from, world, parallel, kept, &mut self.entries);
+    }
+}
+
 impl Clone for Lazy {
     /// The index without its scratch.
     fn clone(&self) -> Lazy {
@@ -615,9 +626,7 @@ impl<T> QuadTree<T> {
     fn build_lazy(&self, parallel: bool) -> Lazy {
         let parallel = self.splits_build(parallel, self.entries.len());
         let mut l = core::mem::take(&mut *self.spare.0.lock().unwrap_or_else(|e| e.into_inner()));
-        l.entries.clear();
-        let kept = Some((&mut l.keys, &mut l.spare));
-        build::gather_entries(&self.entries, self.world, parallel, kept, &mut l.entries);
+        l.gather(&self.entries, self.world, parallel);
         let limits = build::Limits {
             max_items: self.config.max_items,
             max_depth: self.config.max_depth,
