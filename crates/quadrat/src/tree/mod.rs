@@ -360,7 +360,9 @@ pub struct QuadTree<T> {
     /// The buffers of the last index (and of the arrays it replaced when
     /// adopted), kept for the next lazy build once the tree has been
     /// cleared: a loop of clearing, inserting each item, asking questions
-    /// and changing things allocates nothing once warm.
+    /// and changing things allocates nothing once warm. The far-jump
+    /// presort of `update_all` (`presort_kept`) sorts in them too, in any
+    /// tree, and leaves the arrays it replaced here.
     pub(crate) spare: Spare,
     /// Set by `clear`: the tree keeps a spare index (see `spare`).
     pub(crate) recycles: bool,
@@ -406,9 +408,10 @@ pub(crate) struct Lazy {
 }
 
 impl Lazy {
-    /// Makes this index's entry array `from` in the order the bulk build
-    /// starts from (`build::gather_entries`), reusing its allocation and
-    /// keeping the sort's keys for the next call.
+    /// Fills this entry array with the entries of `from`, in the order the
+    /// bulk build starts from (`build::gather_entries`), reusing its
+    /// allocation and the sort's buffers (the keys and the radix sort's
+    /// spare keys).
     pub(crate) fn gather(&mut self, from: &[Entry], world: Aabb, parallel: bool) {
         self.entries.clear();
         let kept = Some((&mut self.keys, &mut self.spare));
