@@ -517,15 +517,12 @@ mod tests {
             f32::MAX,
             3.5,
         ];
-        let mut state = 0x5EED_u64;
+        let mut rng = crate::scenario::Rng::new(0x5EED);
         for n in 0..=LONG_RUN + 6 {
             for _ in 0..20 {
                 let run: Vec<Entry> = (0..n)
                     .map(|i| {
-                        state = state
-                            .wrapping_mul(6_364_136_223_846_793_005)
-                            .wrapping_add(1_442_695_040_888_963_407);
-                        let x = xs[(state >> 33) as usize % xs.len()];
+                        let x = xs[rng.below(xs.len() as u64) as usize];
                         Entry {
                             aabb: Aabb::new([x, 0.0], [x, 1.0]),
                             owner: i as u32,
