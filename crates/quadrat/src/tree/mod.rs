@@ -629,7 +629,9 @@ impl<T> QuadTree<T> {
     fn build_lazy(&self, parallel: bool) -> Lazy {
         let parallel = self.splits_build(parallel, self.entries.len());
         let mut l = core::mem::take(&mut *self.spare.0.lock().unwrap_or_else(|e| e.into_inner()));
-        l.gather(&self.entries, self.world, parallel);
+        if !self.gather_by_slot(&mut l.entries) {
+            l.gather(&self.entries, self.world, parallel);
+        }
         let limits = build::Limits {
             max_items: self.config.max_items,
             max_depth: self.config.max_depth,
@@ -650,6 +652,54 @@ impl<T> QuadTree<T> {
         );
         runs::hot_of(&l.nodes, &mut l.hot);
         l
+    }
+
+    /// Fills `out` with the entries of a deferred tree in the order of
+    /// their slots, and returns `true`, when that order nearly follows the
+    /// tree's ([`order::nearly_z_ordered`]); otherwise leaves `out` as it
+    /// is and returns `false`, and the build sorts the entries along a
+    /// Morton curve first. From 1,024 entries on, as that sort.
+    ///
+    /// After a [`clear`](QuadTree::clear) that ranked the items, the slots
+    /// hand the values out in the order of the tree they were in (see
+    /// `Slab::clear`); refilled in the same order, as the tutorials' loop
+    /// refills its objects every frame, each slot holds the object that
+    /// had its place in that tree, and the slots' order is the tree's
+    /// last order: nearly this one's, when the objects moved little. The
+    /// build then starts from it, as a rebuild after a frame of moves
+    /// does, without the Morton codes and their sort, and its partition
+    /// finds nearly every entry in place.
+    fn gather_by_slot(&self, out: &mut Vec<Entry>) -> bool {
+        let (slots, places, entries) = (&self.slab.slots, &self.slab.places, &self.entries);
+        if entries.len() < 1024 {
+            return false;
+        }
+        // Every occupied slot of a deferred tree points at its entry.
+        let aabb = |i: usize| {
+            slots[i]
+                .is_full()
+                .then(|| entries[places[i].pos as usize].aabb)
+        };
+        if !order::nearly_z_ordered(slots.len(), aabb, self.world) {
+            return false;
+        }
+        /// How many slots ahead the entry to read is fetched.
+        const AHEAD: usize = 16;
+        out.clear();
+        out.reserve(entries.len());
+        for (i, (slot, place)) in slots.iter().zip(places).enumerate() {
+            if let Some(e) = places
+                .get(i + AHEAD)
+                .and_then(|p| entries.get(p.pos as usize))
+            {
+                crate::prefetch::prefetch(e);
+            }
+            if slot.is_full() {
+                out.push(entries[place.pos as usize]);
+            }
+        }
+        debug_assert_eq!(out.len(), entries.len(), "one entry per occupied slot");
+        true
     }
 
     /// Places the items of a deferred tree: adopts the index a question
@@ -692,7 +742,12 @@ impl<T> QuadTree<T> {
             }
             None => {
                 let parallel = self.splits_build(parallel, self.entries.len());
-                self.presort(parallel);
+                let mut by_slot = Vec::new();
+                if self.gather_by_slot(&mut by_slot) {
+                    self.entries = by_slot;
+                } else {
+                    self.presort(parallel);
+                }
                 self.build_all(parallel);
             }
         }
@@ -1247,6 +1302,71 @@ mod tests {
             tree.clear();
             let keys = fill(&mut tree);
             assert!(keys.iter().zip(0..).all(|(k, i)| k.index() == i));
+        }
+    }
+
+    /// The index of a deferred tree starts from the slots' order exactly
+    /// when that order follows the last tree's: after a clear that ranked
+    /// the items and a refill in the same order, moved a little or not;
+    /// not after the first fill (slots in insertion order, which follows
+    /// no place), nor after a refill in another order. Either way the
+    /// index, built by a question or by a change, is the one `insert_many`
+    /// builds.
+    #[test]
+    fn the_index_starts_from_the_slots_order_when_it_follows_the_tree() {
+        for layout in Layout::ALL {
+            let s = Scenario::new(layout, 5_000, 6);
+            let mut boxes: Vec<Aabb> = s.boxes();
+            let mut tree = QuadTree::new(s.world);
+            let mut rng = crate::scenario::Rng::new(2);
+            let mut out = Vec::new();
+            for (frame, (shuffled, expected)) in [
+                (false, false),
+                (false, true),
+                (false, true),
+                (true, false),
+                (false, true),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                if shuffled {
+                    for i in (1..boxes.len()).rev() {
+                        boxes.swap(i, rng.below(i as u64 + 1) as usize);
+                    }
+                } else if frame > 1 {
+                    for b in &mut boxes {
+                        let d = rng.range(-0.2, 0.2) * s.size;
+                        *b = b.translate([d, -d]);
+                    }
+                }
+                tree.clear();
+                let keys: Vec<Key> = (boxes.iter().zip(0u32..))
+                    .map(|(b, i)| tree.insert(*b, i))
+                    .collect();
+                assert_eq!(
+                    tree.gather_by_slot(&mut out),
+                    expected,
+                    "{layout:?}, frame {frame}"
+                );
+                if expected {
+                    let mut owners: Vec<u32> = out.iter().map(|e| e.owner).collect();
+                    assert!(owners.is_sorted(), "{layout:?}: in the slots' order");
+                    owners.dedup();
+                    assert_eq!(owners.len(), boxes.len(), "{layout:?}: every item once");
+                }
+                if frame % 2 == 0 {
+                    // A change before any question places the inserts
+                    // itself, from the same order.
+                    assert!(tree.update(keys[7], boxes[7]));
+                }
+                tree.validate().unwrap();
+                let mut built = QuadTree::new(s.world);
+                built.insert_many(boxes.iter().copied().zip(0u32..));
+                let shape =
+                    |t: &QuadTree<u32>| t.nodes().map(|n| (n.bounds, n.items)).collect::<Vec<_>>();
+                assert_eq!(shape(&tree), shape(&built), "{layout:?}, frame {frame}");
+            }
         }
     }
 

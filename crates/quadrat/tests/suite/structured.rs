@@ -405,3 +405,53 @@ fn a_large_tree_is_the_built_tree_whatever_its_sample_says() {
         }
     }
 }
+
+/// The tutorials' loop, frame after frame, over structured boxes in every
+/// configuration: clear, then every box inserted again one by one, so
+/// that the first question builds the index of the deferred inserts (from
+/// the slots' order when it still follows the last tree's, as it does
+/// after a refill in the same order). The boxes drift a little from frame
+/// to frame, or stay; now and then they come in another order, fewer of
+/// them, or more. Every frame is checked against brute force (items,
+/// queries, nearest, ray casts, pairs) and against the tree `insert_many`
+/// builds from the same boxes, node for node.
+#[test]
+fn the_tutorials_loop_frame_after_frame() {
+    let world = shapes::world(Vec2::new(0.0, 0.0), 100.0);
+    for (c, &config) in CONFIGS.iter().enumerate() {
+        for (k, &kind) in Kind::ALL.iter().enumerate() {
+            let mut rng = Rng::new((c * 16 + k) as u64 + 900);
+            let mut now = shapes::boxes(kind, world, 3000, &mut rng);
+            let mut h = Harness::new(world, config);
+            for frame in 0..9 {
+                match frame {
+                    // The same boxes again, in the same order.
+                    1 => {}
+                    // In another order.
+                    4 => rng.shuffle(&mut now),
+                    // Fewer: the last third gone.
+                    6 => now.truncate(2000),
+                    // More than ever: new boxes after the others.
+                    7 => now.extend(shapes::boxes(kind, world, 1500, &mut rng)),
+                    _ => {
+                        for b in now.iter_mut() {
+                            let s = (b.width() + b.height()) * 0.1 + 0.05;
+                            *b = b.translate([rng.range(-s, s), rng.range(-s, s)]);
+                        }
+                    }
+                }
+                let what = format!("{kind:?} {config:?}, frame {frame}");
+                h.apply(&Op::Clear).unwrap();
+                h.apply(&Op::InsertEach(now.clone())).unwrap();
+                h.check(&probe(&h, &mut rng))
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
+                let mut built = quadrat::QuadTree::with_config(world, config);
+                built.insert_many(now.iter().copied().zip(0u32..));
+                let shape = |t: &quadrat::QuadTree<u32>| {
+                    t.nodes().map(|n| (n.bounds, n.items)).collect::<Vec<_>>()
+                };
+                assert_eq!(shape(&h.tree), shape(&built), "{what}: nodes");
+            }
+        }
+    }
+}
