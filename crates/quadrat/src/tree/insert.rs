@@ -96,7 +96,7 @@ impl<T> QuadTree<T> {
             self.deferred = true;
         }
         let p = self.entries.len() as u32;
-        let (key, idx) = self.slab.insert(value, 0, p);
+        let (key, idx) = self.slab.insert_deferred(value, p);
         self.entries.push(Entry {
             aabb,
             owner: idx as u32,

@@ -275,7 +275,9 @@ impl<T> QuadTree<T> {
                 return fail(format!("deferred entry {p} has bad owner {}", e.owner));
             };
             let place = self.slab.places[e.owner as usize];
-            if !slot.is_full() || place.node != 0 || place.pos as usize != p {
+            // Only `pos` is read in a deferred tree (see
+            // `Slab::insert_deferred`).
+            if !slot.is_full() || place.pos as usize != p {
                 return fail(format!(
                     "slot {} does not point back at deferred entry {p}",
                     e.owner
