@@ -67,6 +67,11 @@ pub struct Args {
     #[arg(long, value_name = "N", value_delimiter = ',', value_parser = parse_count)]
     pub moving_n: Vec<usize>,
 
+    /// Layouts of the moving-frame benchmark: uniform, clustered, mixed
+    /// [default: uniform].
+    #[arg(long, value_delimiter = ',', value_parser = parse_layout)]
+    pub moving_layouts: Vec<Layout>,
+
     /// Numbers of static tiles of the resting benchmark, each with 1k and
     /// 10k movers [default: 8k,10k,100k,200k,1M; quick: 8k,10k,100k,200k].
     #[arg(long, value_name = "N", value_delimiter = ',', value_parser = parse_count)]
@@ -121,6 +126,8 @@ pub(super) struct Settings {
     pub(super) runs: usize,
     pub(super) limit: Duration,
     pub(super) moving_ns: Vec<usize>,
+    /// Without duplicates, in the order of `Layout::ALL`.
+    pub(super) moving_layouts: Vec<Layout>,
     pub(super) resting_ns: Vec<usize>,
     pub(super) resting_movers: Vec<usize>,
     pub(super) brownian_ns: Vec<usize>,
@@ -188,6 +195,14 @@ impl Settings {
                     .max(0.0),
             ),
             moving_ns: or(&args.moving_n, &[100_000, 1_000_000], &[100_000]),
+            moving_layouts: if args.moving_layouts.is_empty() {
+                vec![Layout::Uniform]
+            } else {
+                Layout::ALL
+                    .into_iter()
+                    .filter(|l| args.moving_layouts.contains(l))
+                    .collect()
+            },
             resting_ns: or(
                 &args.resting_n,
                 &[8_000, 10_000, 100_000, 200_000, 1_000_000],
@@ -217,7 +232,10 @@ impl Settings {
             steps += self.layouts.len() * self.ns.len() * pairs::static_ones(imps).len();
         }
         if self.runs(Part::Moving) {
-            steps += self.moving_ns.len() * Motion::ALL.len() * moving::participants(imps).len();
+            steps += self.moving_layouts.len()
+                * self.moving_ns.len()
+                * Motion::ALL.len()
+                * moving::participants(imps).len();
         }
         if self.runs(Part::Queries) {
             steps += QueryKind::ALL

@@ -4,8 +4,6 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use quadrat::scenario::Layout;
-
 use super::exact::{Mismatch, diff_sorted};
 use super::implementation::{Implementation, Index};
 use super::peers::Bbox;
@@ -16,17 +14,22 @@ use super::scene::{Frames, Motion, Scene};
 use super::timing::{median, time};
 use super::{Error, Results, Settings, fmt_ms, fmt_n};
 
-/// Runs both motions at every n of `settings.moving_ns`, adding one record
-/// per implementation (brute force excepted).
+/// Runs both motions in every layout of `settings.moving_layouts` at every
+/// n of `settings.moving_ns`, adding one record per implementation (brute
+/// force excepted).
 pub(super) fn run(
     settings: &Settings,
     progress: &Progress,
     results: &mut Results,
 ) -> Result<(), Error> {
-    for &n in &settings.moving_ns {
-        let scene = Scene::new(Layout::Uniform, n, settings.seed);
+    for (&layout, &n) in settings
+        .moving_layouts
+        .iter()
+        .flat_map(|l| settings.moving_ns.iter().map(move |n| (l, n)))
+    {
+        let scene = Scene::new(layout, n, settings.seed);
         for motion in Motion::ALL {
-            let context = format!("{} n={}", motion.name(), fmt_n(n));
+            let context = format!("{} {} n={}", motion.name(), layout.name(), fmt_n(n));
             let seed = settings.seed ^ 0x0F0F;
             // The reference pairs after a number of frames, computed when an
             // implementation first stops after that many.
@@ -62,7 +65,7 @@ pub(super) fn run(
                 }
                 let record = Record {
                     benchmark: Benchmark::Moving(motion),
-                    layout: Layout::Uniform,
+                    layout,
                     n,
                     implementation: imp,
                     median: median(&run.samples),
@@ -201,6 +204,7 @@ pub(super) fn participants(implementations: &[Implementation]) -> Vec<Implementa
 mod tests {
     use super::*;
     use crate::args::settings_from;
+    use quadrat::scenario::Layout;
 
     #[test]
     fn players_take_turns_over_the_same_frames() {

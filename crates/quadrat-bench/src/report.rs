@@ -117,10 +117,18 @@ fn summary_section(s: &mut String, settings: &Settings, results: &Results) {
             );
         }
     }
-    for motion in Motion::ALL {
-        for &n in &settings.moving_ns {
-            let moving = Benchmark::Moving(motion);
-            row("moving frame", motion.name(), n, moving, Layout::Uniform);
+    for &layout in &settings.moving_layouts {
+        for motion in Motion::ALL {
+            for &n in &settings.moving_ns {
+                let moving = Benchmark::Moving(motion);
+                row(
+                    "moving frame",
+                    &moving_scene(motion, layout),
+                    n,
+                    moving,
+                    layout,
+                );
+            }
         }
     }
     let mut queries = Vec::new();
@@ -311,6 +319,32 @@ fn pairs_section(s: &mut String, settings: &Settings, records: &[Record]) {
     }
 }
 
+/// The scene of a moving frame in the report: the motion, and the layout
+/// when it is not the uniform one (the default).
+fn moving_scene(motion: Motion, layout: Layout) -> String {
+    if layout == Layout::Uniform {
+        motion.name().to_owned()
+    } else {
+        format!("{}, {}", motion.name(), layout.name())
+    }
+}
+
+/// The moving frames' layouts, as the section's first sentence names them:
+/// `Uniform layout`, or `Layouts uniform, clustered, mixed`.
+fn layouts_named(layouts: &[Layout]) -> String {
+    match layouts {
+        [one] => {
+            let name = one.name();
+            let (first, rest) = name.split_at(1);
+            format!("{}{rest} layout", first.to_uppercase())
+        }
+        _ => {
+            let names: Vec<&str> = layouts.iter().map(|l| l.name()).collect();
+            format!("Layouts {}", names.join(", "))
+        }
+    }
+}
+
 fn moving_section(s: &mut String, settings: &Settings, records: &[Record]) {
     let moving: Vec<&Record> = records
         .iter()
@@ -321,30 +355,38 @@ fn moving_section(s: &mut String, settings: &Settings, records: &[Record]) {
     }
     let _ = writeln!(
         s,
-        "\n## Moving frame\n\nUniform layout. Each frame the boxes move ({}; {}), then the index \
+        "\n## Moving frame\n\n{}. Each frame the boxes move ({}; {}), then the index \
          is updated (in place, or rebuilt where the implementation has no update) and every \
          pair is found; median over {} frames after {} warm-up frames (fewer where the frames \
          add up to more than the {} s time limit), the implementations taking turns, one \
          frame each per round, in milliseconds per frame.\n\n| motion | n | implementation | update | median (ms) | × fastest peer |\n\
          |---|---:|---|---|---:|---:|",
+        layouts_named(&settings.moving_layouts),
         describe(Motion::Drift),
         describe(Motion::Teleport),
         settings.frames,
         settings.warmup,
         settings.limit.as_secs_f64(),
     );
-    for motion in Motion::ALL {
+    for (&layout, motion) in settings
+        .moving_layouts
+        .iter()
+        .flat_map(|l| Motion::ALL.into_iter().map(move |m| (l, m)))
+    {
         for &n in &settings.moving_ns {
             let group: Vec<&Record> = moving
                 .iter()
                 .copied()
-                .filter(|r| r.benchmark == Benchmark::Moving(motion) && r.n == n)
+                .filter(|r| {
+                    r.benchmark == Benchmark::Moving(motion) && r.n == n && r.layout == layout
+                })
                 .collect();
+            let scene = moving_scene(motion, layout);
             for (k, r) in group.iter().enumerate() {
                 let _ = writeln!(
                     s,
                     "| {} | {} | {} | {} | {} | {} |",
-                    if k == 0 { motion.name() } else { "" },
+                    if k == 0 { scene.as_str() } else { "" },
                     if k == 0 { fmt_n(n) } else { String::new() },
                     name(r),
                     if r.implementation.is_incremental() {
@@ -542,6 +584,72 @@ mod tests {
         };
         summary_section(&mut s, &settings, &without);
         assert_eq!(s, "");
+    }
+
+    /// Moving frames in several layouts: one summary row and one group of
+    /// the section per layout, motion and n, the uniform one named as
+    /// before and the others after their motion.
+    #[test]
+    #[cfg(feature = "peers")]
+    fn moving_frames_in_several_layouts() {
+        use crate::Results;
+        use std::time::Duration;
+        let line = [
+            "bench",
+            "--moving-n",
+            "1k",
+            "--moving-layouts",
+            "mixed,uniform",
+        ];
+        let settings = crate::args::settings_from(&line);
+        assert_eq!(
+            settings.moving_layouts,
+            [Layout::Uniform, Layout::MixedSizes]
+        );
+        let record = |layout, implementation, ms: u64| Record {
+            benchmark: Benchmark::Moving(Motion::Drift),
+            layout,
+            n: 1_000,
+            implementation,
+            median: Duration::from_millis(ms),
+            samples: 3,
+            extrapolated: false,
+            count: 10,
+            queries: 0,
+        };
+        let results = Results {
+            records: vec![
+                record(Layout::Uniform, Implementation::Broccoli, 40),
+                record(Layout::Uniform, Implementation::Quadrat, 30),
+                record(Layout::MixedSizes, Implementation::Broccoli, 50),
+                record(Layout::MixedSizes, Implementation::Quadrat, 20),
+                record(Layout::MixedSizes, Implementation::QuadratLoop, 25),
+            ],
+            memory: Vec::new(),
+            notes: Vec::new(),
+        };
+        let mut s = String::new();
+        summary_section(&mut s, &settings, &results);
+        assert!(
+            s.contains("| moving frame | drift | 1,000 | 0.75× | – | – | – |"),
+            "{s}"
+        );
+        assert!(
+            s.contains("| moving frame | drift, mixed | 1,000 | 0.40× | – | 0.50× | – |"),
+            "{s}"
+        );
+        let mut s = String::new();
+        moving_section(&mut s, &settings, &results.records);
+        assert!(s.contains("Layouts uniform, mixed. Each frame"), "{s}");
+        assert!(
+            s.contains("| drift, mixed | 1,000 | broccoli | rebuild |"),
+            "{s}"
+        );
+        assert_eq!(s.matches("| drift | 1,000 |").count(), 1, "{s}");
+        let one = crate::args::settings_from(&["bench", "--moving-n", "1k"]);
+        let mut s = String::new();
+        moving_section(&mut s, &one, &results.records[..2]);
+        assert!(s.contains("Uniform layout. Each frame"), "{s}");
     }
 
     #[test]
