@@ -223,12 +223,15 @@ impl<T> Slot<T> {
 /// gain. A value's reads (`get`) touch the slot alone, as before.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Place {
-    /// Occupied: the node holding the item (in a deferred tree, whose
-    /// items wait in no node, 0 or whatever the clear left; never read).
-    /// Vacant: the next free slot (or [`NONE`], or `RETIRED`).
+    /// Occupied: the node holding the item. In a deferred tree, whose
+    /// items are in no node yet, it names no node: 0, the link the clear
+    /// left (see [`Slab::insert_at`]), or a rank for the next clear
+    /// (`QuadTree::rank_items`). Vacant: the next free slot (or [`NONE`],
+    /// or `RETIRED`).
     pub(crate) node: u32,
-    /// Occupied: the item's position in the tree's entry array. Vacant,
-    /// after a clear: the slot's place in the free list it made.
+    /// Occupied: the item's position in the tree's entry array. Vacant:
+    /// for a slot of the free list the last clear made and not taken
+    /// since, its place in that list; otherwise what it was.
     pub(crate) pos: u32,
 }
 
@@ -347,35 +350,30 @@ impl<T> Slab<T> {
         Key::new(idx as u32, self.slots[idx].generation())
     }
 
-    /// Stores `value` for the `pos`-th insert into a deferred tree, whose
-    /// place is `(0, pos)`, returning its new key and slot index. While the
-    /// inserts since the last clear took the refill's slots in order, the
-    /// slot is the refill's `pos`-th, whose place the clear wrote with
-    /// `pos` (see [`clear`](Slab::clear)): that insert writes the slot and
-    /// nothing else, and leaves the place's `node` as the clear left it (a
-    /// deferred tree reads only `pos`). In the tutorials' loop at 1M boxes,
-    /// whose refill takes the slots in the last tree's order, a random
-    /// place less to write took the inserts from 15–18 ms to 11–13.
+    /// Stores `value` for the `pos`-th insert into a deferred tree (whose
+    /// items' places must say `pos`), returning its new key and slot index.
+    ///
+    /// While the inserts since the last clear took the refill's slots in
+    /// order, the `pos`-th of them takes the refill's `pos`-th slot, whose
+    /// place the clear already wrote with `pos` (see
+    /// [`clear`](Slab::clear)). Then the insert writes the slot alone: one
+    /// random write less. At 1M boxes refilled in the last tree's order,
+    /// the inserts took 8.2–8.7 ms where they took 15.2–16.3.
     #[inline]
-    pub(crate) fn insert_deferred(&mut self, value: T, pos: u32) -> (Key, usize) {
+    pub(crate) fn insert_at(&mut self, value: T, pos: u32) -> (Key, usize) {
         let head = self.free_head;
         if head == NONE || self.refill_at != pos || self.refill.get(pos as usize) != Some(&head) {
             return self.insert(value, 0, pos);
         }
-        let idx = head as usize;
-        self.free_head = self.next_free(idx, false);
+        let idx = self.fill_head(value, false);
         debug_assert_eq!(self.places[idx].pos, pos, "the clear placed the refill");
-        self.slots[idx].fill(value);
-        self.len += 1;
         (self.key_at(idx), idx)
     }
 
     /// Stores `value`, returning its new key and slot index.
     pub(crate) fn insert(&mut self, value: T, node: u32, pos: u32) -> (Key, usize) {
         let idx = if self.free_head != NONE {
-            let idx = self.free_head as usize;
-            self.free_head = self.next_free(idx, true);
-            self.slots[idx].fill(value);
+            let idx = self.fill_head(value, true);
             self.places[idx] = Place { node, pos };
             idx
         } else {
@@ -388,10 +386,22 @@ impl<T> Slab<T> {
                 generation: self.seed,
             });
             self.places.push(Place { node, pos });
+            self.len += 1;
             self.slots.len() - 1
         };
-        self.len += 1;
         (self.key_at(idx), idx)
+    }
+
+    /// Stores `value` in the free list's head, which must exist, and
+    /// returns its slot index. `place`: the caller writes the slot's place
+    /// (see [`next_free`](Slab::next_free)).
+    #[inline]
+    fn fill_head(&mut self, value: T, place: bool) -> usize {
+        let idx = self.free_head as usize;
+        self.free_head = self.next_free(idx, place);
+        self.slots[idx].fill(value);
+        self.len += 1;
+        idx
     }
 
     /// The free slot after `idx`, the free list's head. While the free list
@@ -560,7 +570,9 @@ impl<T> Slab<T> {
     /// key order each was a cache miss. The other usable slots follow in
     /// ascending order; so do all of them when the tree was not ranked, or
     /// when the ranks do not cover every item (a slot retired now takes no
-    /// place in the list either way).
+    /// place in the list either way). The k-th slot of the list gets the
+    /// place `(link, k)`: its link, and the position the k-th insert of a
+    /// deferred refill gives its item ([`insert_at`](Slab::insert_at)).
     pub(crate) fn clear(&mut self, ranks: Ranks) {
         let live = self.len;
         let mut order = core::mem::take(&mut self.refill);
@@ -605,7 +617,7 @@ impl<T> Slab<T> {
                 self.prefetch_place(ahead);
             }
             // The link, and the place the `i`-th insert of a refill in
-            // this order will have (`insert_deferred`): one write.
+            // this order will have (`insert_at`): one write.
             self.places[idx as usize] = Place {
                 node: next,
                 pos: i as u32,
@@ -721,33 +733,51 @@ mod tests {
 
     /// A deferred insert that takes the refill's slot at its own place
     /// among the inserts finds the place the clear wrote; one that does not
-    /// (after a removal, or past the refill's order) writes its own. Either
-    /// way, every item's place says where its insert put it.
+    /// (after a removal, after slots taken back, or past the refill) writes
+    /// its own. Either way, every item's place says where its insert put it.
     #[test]
     fn deferred_inserts_find_or_write_their_places() {
-        let mut slab = filled(6);
-        slab.clear(Ranks::Unknown);
-        let order = slab.refill.clone();
-        let mut stored = Vec::new();
-        for p in 0..4 {
-            stored.push(slab.insert_deferred(p, p).1);
-        }
-        assert_eq!(
-            stored,
-            order[..4].iter().map(|&i| i as usize).collect::<Vec<_>>()
-        );
+        // Ranked, so that the refill's k-th slot is not slot k.
+        let ranked = || {
+            let mut slab = filled(6);
+            for (p, r) in slab.places.iter_mut().zip([3, 0, 5, 1, 4, 2]) {
+                p.node = r;
+            }
+            slab.clear(Ranks::InPlaces);
+            assert_eq!(slab.refill, [3, 0, 5, 1, 4, 2]);
+            slab
+        };
+        let check = |slab: &Slab<u32>, stored: &[(usize, u32)]| {
+            for &(idx, p) in stored {
+                assert_eq!(slab.places[idx].pos, p, "slot {idx}");
+                assert_eq!(slab.get(slab.key_at(idx)), Some(&p));
+            }
+        };
+        let mut slab = ranked();
+        let mut stored: Vec<(usize, u32)> = (0..4).map(|p| (slab.insert_at(p, p).1, p)).collect();
+        assert_eq!(stored.iter().map(|s| s.0).collect::<Vec<_>>(), [3, 0, 5, 1]);
+        check(&slab, &stored);
         // A removal puts its slot first, out of the refill's order.
-        let gone = stored.remove(1);
+        let (gone, _) = stored.remove(1);
         assert_eq!(slab.remove_at(gone), 1);
-        for p in 4..9 {
-            stored.push(slab.insert_deferred(p, p).1);
-        }
-        assert_eq!(stored[3], gone, "the removed slot is taken first");
+        stored.extend((4..9).map(|p| (slab.insert_at(p, p).1, p)));
+        assert_eq!(stored[3].0, gone, "the removed slot is taken first");
         assert_eq!(slab.slots.len(), 8, "two slots added past the refill");
-        for (&idx, p) in stored.iter().zip([0, 2, 3, 4, 5, 6, 7, 8]) {
-            assert_eq!(slab.places[idx].pos, p, "slot {idx}");
-            assert_eq!(slab.get(slab.key_at(idx)), Some(&p));
+        check(&slab, &stored);
+        // Slots taken by a batch and taken back go back first, each with
+        // the place the batch wrote, in the refill's order: the inserts
+        // after them are not the refill's.
+        let mut slab = ranked();
+        let taken: Vec<usize> = (0..3).map(|v| slab.insert(v, 0, 0).1).collect();
+        for &idx in taken.iter().rev() {
+            slab.take_back(idx, 6);
         }
+        let stored: Vec<(usize, u32)> = (0..6).map(|p| (slab.insert_at(p, p).1, p)).collect();
+        assert_eq!(
+            stored.iter().map(|s| s.0).collect::<Vec<_>>(),
+            [3, 0, 5, 1, 4, 2]
+        );
+        check(&slab, &stored);
     }
 
     /// With every item ranked, the n-th insert after a clear gets the

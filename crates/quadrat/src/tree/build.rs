@@ -283,7 +283,7 @@ impl<T> QuadTree<T> {
     /// does not pay; on rayon's pool when `parallel` (already decided by
     /// the caller, see `splits_build`).
     pub(crate) fn presort(&mut self, parallel: bool) {
-        if self.entries.len() < 1024 {
+        if self.entries.len() < super::order::PRESORT_MIN {
             return;
         }
         let mut sorted = Vec::new();
@@ -300,7 +300,7 @@ impl<T> QuadTree<T> {
     /// item) until [`shrink_to_fit`](QuadTree::shrink_to_fit), as a tree
     /// refilled frame after frame keeps its spare index.
     pub(crate) fn presort_kept(&mut self, parallel: bool) {
-        if self.entries.len() < 1024 {
+        if self.entries.len() < super::order::PRESORT_MIN {
             return;
         }
         let spare = self.spare.0.get_mut().unwrap_or_else(|e| e.into_inner());

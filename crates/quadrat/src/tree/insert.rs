@@ -96,7 +96,7 @@ impl<T> QuadTree<T> {
             self.deferred = true;
         }
         let p = self.entries.len() as u32;
-        let (key, idx) = self.slab.insert_deferred(value, p);
+        let (key, idx) = self.slab.insert_at(value, p);
         self.entries.push(Entry {
             aabb,
             owner: idx as u32,

@@ -624,7 +624,9 @@ impl<T> QuadTree<T> {
     }
 
     /// Builds the index of a deferred tree from its entries (which stay as
-    /// they are): what `insert_many` builds, in the buffers of the spare.
+    /// they are), in the buffers of the spare: the tree `insert_many`
+    /// builds, node for node (see `gather_by_slot` for the order it starts
+    /// from).
     #[cold]
     fn build_lazy(&self, parallel: bool) -> Lazy {
         let parallel = self.splits_build(parallel, self.entries.len());
@@ -656,46 +658,48 @@ impl<T> QuadTree<T> {
 
     /// Fills `out` with the entries of a deferred tree in the order of
     /// their slots, and returns `true`, when that order nearly follows the
-    /// tree's ([`order::nearly_z_ordered`]); otherwise leaves `out` as it
+    /// tree's ([`order::nearly_z_ordered`]). Otherwise it leaves `out` as it
     /// is and returns `false`, and the build sorts the entries along a
-    /// Morton curve first. From 1,024 entries on, as that sort.
+    /// Morton curve first. From [`order::PRESORT_MIN`] entries on, as that
+    /// sort, and while the slots are at most twice the entries (each slot
+    /// is read).
     ///
     /// After a [`clear`](QuadTree::clear) that ranked the items, the slots
     /// hand the values out in the order of the tree they were in (see
-    /// `Slab::clear`); refilled in the same order, as the tutorials' loop
+    /// `Slab::clear`). Refilled in the same order, as the tutorials' loop
     /// refills its objects every frame, each slot holds the object that
-    /// had its place in that tree, and the slots' order is the tree's
-    /// last order: nearly this one's, when the objects moved little. The
-    /// build then starts from it, as a rebuild after a frame of moves
-    /// does, without the Morton codes and their sort, and its partition
-    /// finds nearly every entry in place.
+    /// had its place in that tree. The slots' order is then the tree's last
+    /// order, and nearly this one's when the objects moved little. The
+    /// build starts from it, as a rebuild after a frame of moves does: no
+    /// Morton codes, no sort, and a partition that finds nearly every entry
+    /// in place.
     fn gather_by_slot(&self, out: &mut Vec<Entry>) -> bool {
-        let (slots, places, entries) = (&self.slab.slots, &self.slab.places, &self.entries);
-        if entries.len() < 1024 {
+        let (places, entries) = (&self.slab.places, &self.entries);
+        if entries.len() < order::PRESORT_MIN || places.len() / 2 > entries.len() {
             return false;
         }
-        // Every occupied slot of a deferred tree points at its entry.
-        let aabb = |i: usize| {
-            slots[i]
-                .is_full()
-                .then(|| entries[places[i].pos as usize].aabb)
+        // In a deferred tree, the occupied slots are those that own the
+        // entry their place points at: a test that reads no value.
+        let owned = |i: usize| {
+            entries
+                .get(places[i].pos as usize)
+                .filter(|e| e.owner as usize == i)
         };
-        if !order::nearly_z_ordered(slots.len(), aabb, self.world) {
+        let aabb = |i: usize| owned(i).map(|e| e.aabb);
+        if !order::nearly_z_ordered(places.len(), entries.len(), aabb, self.world) {
             return false;
         }
-        /// How many slots ahead the entry to read is fetched.
-        const AHEAD: usize = 16;
         out.clear();
         out.reserve(entries.len());
-        for (i, (slot, place)) in slots.iter().zip(places).enumerate() {
+        for i in 0..places.len() {
             if let Some(e) = places
-                .get(i + AHEAD)
+                .get(i + order::AHEAD)
                 .and_then(|p| entries.get(p.pos as usize))
             {
                 crate::prefetch::prefetch(e);
             }
-            if slot.is_full() {
-                out.push(entries[place.pos as usize]);
+            if let Some(e) = owned(i) {
+                out.push(*e);
             }
         }
         debug_assert_eq!(out.len(), entries.len(), "one entry per occupied slot");
@@ -1368,6 +1372,50 @@ mod tests {
                 assert_eq!(shape(&tree), shape(&built), "{layout:?}, frame {frame}");
             }
         }
+    }
+
+    /// The slots' order is not taken when the sample says nothing of it:
+    /// every item in one cell of the sample's grid, or slots more than
+    /// twice the items (after a larger frame), where the gather would read
+    /// mostly free slots. The tree is `insert_many`'s all the same.
+    #[test]
+    fn the_slots_order_is_not_taken_on_too_little_evidence() {
+        let s = Scenario::new(Layout::Uniform, 5_000, 8);
+        let boxes: Vec<Aabb> = s.boxes();
+        let mut tree = QuadTree::new(s.world);
+        let fill = |tree: &mut QuadTree<u32>, boxes: &[Aabb]| {
+            tree.clear();
+            for (b, i) in boxes.iter().zip(0u32..) {
+                tree.insert(*b, i);
+            }
+            let mut built = QuadTree::new(s.world);
+            built.insert_many(boxes.iter().copied().zip(0u32..));
+            let shape =
+                |t: &QuadTree<u32>| t.nodes().map(|n| (n.bounds, n.items)).collect::<Vec<_>>();
+            let taken = tree.gather_by_slot(&mut Vec::new());
+            assert_eq!(shape(tree), shape(&built));
+            taken
+        };
+        fill(&mut tree, &boxes);
+        assert!(fill(&mut tree, &boxes), "refilled in the same order");
+        assert!(
+            !fill(&mut tree, &boxes[..2_400]),
+            "slots over twice the items"
+        );
+        // 2,400 items in the lower left quadrant: one cell of a 2 x 2 grid.
+        let w = s.world;
+        let corner: Vec<Aabb> = boxes[..2_400]
+            .iter()
+            .map(|b| {
+                let c = b.center();
+                let x = w.min.x + (c.x - w.min.x) * 0.45;
+                let y = w.min.y + (c.y - w.min.y) * 0.45;
+                Aabb::new([x, y], [x + 0.01, y + 0.01])
+            })
+            .collect();
+        let mut tree = QuadTree::new(s.world);
+        fill(&mut tree, &corner);
+        assert!(!fill(&mut tree, &corner), "every sample in one cell");
     }
 
     /// `shrink_to_fit` leaves every array at its length, the entry array

@@ -2,11 +2,13 @@
 //! the items' centres, a radix sort of them (on one thread, or on rayon's
 //! pool with the same order), and the gather of the items in that order.
 //! The build's top-down partition (`build.rs`) then finds nearly every
-//! entry in its bucket already.
+//! entry in its bucket already. Also the sample that tells whether items
+//! are in that order already (`nearly_z_ordered`), as a refill in the last
+//! tree's order is.
 
 #[cfg(feature = "parallel")]
 use super::parallel::{map_chunks, map_parts};
-use crate::geom::Aabb;
+use crate::geom::{Aabb, Vec2};
 
 /// Fills `keys` with `(code << 32) | index` for each of `items` (entries, or
 /// bare boxes; `aabb` reads the box), where `code` is the Morton (Z-order)
@@ -23,14 +25,8 @@ fn morton_order<E: Sync>(
     keys: &mut Vec<u64>,
     spare: &mut Vec<u64>,
 ) {
-    let sx = 65535.0 / w.width();
-    let sy = 65535.0 / w.height();
-    let quantize = |v: f32, lo: f32, s: f32| ((v - lo) * s).clamp(0.0, 65535.0) as u32;
-    let key = |(i, e): (usize, &E)| {
-        let c = aabb(e).center();
-        let code = spread(quantize(c.x, w.min.x, sx)) | (spread(quantize(c.y, w.min.y, sy)) << 1);
-        (u64::from(code) << 32) | i as u64
-    };
+    let grid = Grid::new(w, 65535.0, 65535);
+    let key = |(i, e): (usize, &E)| (u64::from(grid.code(aabb(e).center())) << 32) | i as u64;
     #[cfg(feature = "parallel")]
     if parallel {
         par_sort_keys(items, key, keys, spare);
@@ -58,7 +54,7 @@ pub(crate) fn gather_in_morton_order<E: Sync, O: Send>(
     kept: Option<(&mut Vec<u64>, &mut Vec<u64>)>,
     out: &mut Vec<O>,
 ) {
-    if items.len() < 1024 {
+    if items.len() < PRESORT_MIN {
         out.extend((0..items.len()).map(make));
         return;
     }
@@ -81,8 +77,15 @@ pub(crate) fn gather_in_morton_order<E: Sync, O: Send>(
     gather_by(keys, at, items, make, parallel, out);
 }
 
-/// How far ahead of its reads [`gather_by`] prefetches.
-const AHEAD: usize = 16;
+/// How far ahead of its reads [`gather_by`] prefetches (and
+/// `QuadTree::gather_by_slot`).
+pub(crate) const AHEAD: usize = 16;
+
+/// From how many items a bulk build sorts them along the Morton curve
+/// first (or takes them in an order that follows it already, see
+/// [`nearly_z_ordered`]): below, the partition sorts them in the cache
+/// about as fast.
+pub(crate) const PRESORT_MIN: usize = 1024;
 
 /// From how many bytes of items [`gather_by`] prefetches: below, they
 /// mostly sit in the cache, and the prefetches only add instructions (at
@@ -312,50 +315,81 @@ fn radix_sort_codes(keys: &mut Vec<u64>, spare: &mut Vec<u64>) {
     }
 }
 
-/// How many items [`nearly_z_ordered`] samples at most.
+/// How many places [`nearly_z_ordered`] samples at most.
 const SAMPLES: usize = 1024;
 
-/// `true` when `n` places, read in order (`aabb(i)`: the box at place
-/// `i`, `None` for a gap), hold boxes whose centres nearly follow a
-/// Z-order curve at a coarse scale, as a tree's order of its items does:
-/// then a build can start from that order instead of sorting along the
-/// curve first (see `QuadTree::gather_by_slot`).
+/// `true` when `places` places, read in order, hold boxes whose centres
+/// nearly follow a Z-order curve at a coarse scale, as a tree's order of
+/// its items does. `aabb(i)` is the box at place `i`, or `None` for a gap;
+/// `items` is how many places hold one. A build can then start from that
+/// order, without sorting along the curve first (see
+/// `QuadTree::gather_by_slot`).
 ///
-/// Reads up to [`SAMPLES`] evenly spaced places (one in 16 or more), and
-/// counts how often a sample's cell on a coarse grid (four cells, up to
-/// 32 × 32 from 256k places, about 256 places a cell or more) comes
-/// before the last sample's along the curve: at most one in eight
-/// passes. Items in no order descend about every other time; a tree's
-/// order, read at a scale coarser than its leaves, hardly ever does (at
-/// 100k and 1M boxes, 0–3% of the samples in the benchmark's scenes).
+/// It reads up to [`SAMPLES`] evenly spaced places, one in 16 or more.
+/// Each sample's cell is found on a coarse grid, from 2 × 2 cells up to
+/// 32 × 32 cells, with about 256 items a cell or more: coarser than a
+/// tree's leaves. The order holds when at most one sample in eight comes
+/// before the one before it along the curve. Items in no order do that
+/// about every other time. A tree's order hardly ever does: 0–3% of the
+/// samples at 100k and 1M boxes in the benchmark's scenes. Too few samples
+/// with a box (under 16), or all of them in one cell, say nothing of the
+/// order, and it does not hold.
 pub(crate) fn nearly_z_ordered(
-    n: usize,
+    places: usize,
+    items: usize,
     aabb: impl Fn(usize) -> Option<Aabb>,
     world: Aabb,
 ) -> bool {
-    let samples = (n / 16).clamp(1, SAMPLES);
+    let samples = (places / 16).clamp(1, SAMPLES);
     let mut levels = 1u32;
-    while levels < 5 && n >> (2 * (levels + 1)) >= 256 {
+    while levels < 5 && items >> (2 * (levels + 1)) >= 256 {
         levels += 1;
     }
-    let top = ((1u32 << levels) - 1) as f32;
-    let sx = (top + 1.0) / world.width();
-    let sy = (top + 1.0) / world.height();
-    let quantize = |v: f32, lo: f32, s: f32| ((v - lo) * s).clamp(0.0, top) as u32;
-    let (mut seen, mut descents, mut last) = (0usize, 0usize, 0u32);
+    let side = 1u32 << levels;
+    let grid = Grid::new(world, side as f32, side - 1);
+    let (mut seen, mut ups, mut downs, mut last) = (0usize, 0usize, 0usize, 0u32);
     for j in 0..samples {
-        // In `u64`: `j * n` may not fit a 32-bit `usize`.
-        let Some(b) = aabb((j as u64 * n as u64 / samples as u64) as usize) else {
+        // In `u64`: `j * places` may not fit a 32-bit `usize`.
+        let at = (j as u64 * places as u64 / samples as u64) as usize;
+        let Some(b) = aabb(at) else {
             continue;
         };
-        let c = b.center();
-        let code =
-            spread(quantize(c.x, world.min.x, sx)) | (spread(quantize(c.y, world.min.y, sy)) << 1);
-        descents += usize::from(seen > 0 && code < last);
+        let code = grid.code(b.center());
+        if seen > 0 {
+            ups += usize::from(code > last);
+            downs += usize::from(code < last);
+        }
         seen += 1;
         last = code;
     }
-    seen > 0 && descents * 8 <= seen
+    seen >= 16 && ups > 0 && downs * 8 <= seen
+}
+
+/// A square grid over a world whose cells are numbered along the Z curve:
+/// a centre's coordinates are scaled to `0..=top` on each axis (clamped),
+/// and their bits interleaved.
+struct Grid {
+    lo: Vec2,
+    scale: Vec2,
+    top: f32,
+}
+
+impl Grid {
+    /// `cells / width` and `cells / height` are the scales.
+    fn new(world: Aabb, cells: f32, top: u32) -> Grid {
+        Grid {
+            lo: world.min,
+            scale: Vec2::new(cells / world.width(), cells / world.height()),
+            top: top as f32,
+        }
+    }
+
+    /// The Z-order code of the cell holding `c` (16 bits an axis at most).
+    #[inline]
+    fn code(&self, c: Vec2) -> u32 {
+        let q = |v: f32, lo: f32, s: f32| ((v - lo) * s).clamp(0.0, self.top) as u32;
+        spread(q(c.x, self.lo.x, self.scale.x)) | (spread(q(c.y, self.lo.y, self.scale.y)) << 1)
+    }
 }
 
 /// Spreads the 16 low bits of `v` to the even bits of the result.

@@ -359,7 +359,8 @@ impl<T> QuadTree<T> {
 
     /// The node slot `idx`'s item is stored in ([`u32::MAX`] for a free
     /// slot). Only meaningful for a placed tree (see
-    /// `QuadTree::undefer`): a deferred tree's items name no node.
+    /// `QuadTree::undefer`, which callers run first): a deferred tree's
+    /// places name no node (see `Place::node`).
     #[inline]
     pub(crate) fn node_of_slot(&self, idx: usize) -> u32 {
         match self.slab.slots.get(idx) {

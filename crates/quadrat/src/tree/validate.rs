@@ -38,6 +38,19 @@ impl<T> QuadTree<T> {
                 self.slab.places.len()
             ));
         }
+        // What a deferred insert relies on (`Slab::insert_at`): the slots
+        // of the last clear's list not taken yet are free, each placed at
+        // its position in the list.
+        let slab = &self.slab;
+        let untaken = slab.refill.get(slab.refill_at as usize..).unwrap_or(&[]);
+        for (k, &idx) in (slab.refill_at..).zip(untaken) {
+            let free = slab.slots.get(idx as usize).is_some_and(|s| !s.is_full());
+            if !free || slab.places[idx as usize].pos != k {
+                return fail(format!(
+                    "slot {idx}, the refill's {k}th, is taken or misplaced"
+                ));
+            }
+        }
         if self.deferred {
             return self.validate_deferred();
         }
@@ -276,7 +289,7 @@ impl<T> QuadTree<T> {
             };
             let place = self.slab.places[e.owner as usize];
             // Only `pos` is read in a deferred tree (see
-            // `Slab::insert_deferred`).
+            // `Slab::insert_at`).
             if !slot.is_full() || place.pos as usize != p {
                 return fail(format!(
                     "slot {} does not point back at deferred entry {p}",
