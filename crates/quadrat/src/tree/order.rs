@@ -330,8 +330,9 @@ const SAMPLES: usize = 1024;
 /// 32 × 32 cells, with about 256 items a cell or more: coarser than a
 /// tree's leaves. The order holds when at most one sample in eight comes
 /// before the one before it along the curve. Items in no order do that
-/// about every other time. A tree's order hardly ever does: 0–3% of the
-/// samples at 100k and 1M boxes in the benchmark's scenes. Too few samples
+/// about every other time. A tree's order hardly ever does: none of the
+/// samples of a refill at 100k and 1M boxes in the benchmark's scenes,
+/// against about half after a first fill. Too few samples
 /// with a box (under 16), or all of them in one cell, say nothing of the
 /// order, and it does not hold.
 pub(crate) fn nearly_z_ordered(
