@@ -29,7 +29,8 @@ pub(super) fn run(
     {
         let scene = Scene::new(layout, n, settings.seed);
         for motion in Motion::ALL {
-            let context = format!("{} {} n={}", motion.name(), layout.name(), fmt_n(n));
+            let scene_name = super::report::moving_scene(motion, layout);
+            let context = format!("{scene_name} n={}", fmt_n(n));
             let seed = settings.seed ^ 0x0F0F;
             // The reference pairs after a number of frames, computed when an
             // implementation first stops after that many.

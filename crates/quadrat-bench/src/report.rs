@@ -319,9 +319,9 @@ fn pairs_section(s: &mut String, settings: &Settings, records: &[Record]) {
     }
 }
 
-/// The scene of a moving frame in the report: the motion, and the layout
-/// when it is not the uniform one (the default).
-fn moving_scene(motion: Motion, layout: Layout) -> String {
+/// The scene of a moving frame in the report and the progress lines: the
+/// motion, and the layout when it is not the uniform one (the default).
+pub(super) fn moving_scene(motion: Motion, layout: Layout) -> String {
     if layout == Layout::Uniform {
         motion.name().to_owned()
     } else {
