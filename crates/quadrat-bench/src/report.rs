@@ -523,18 +523,21 @@ pub(crate) fn fmt_rate(per_second: f64) -> String {
 mod tests {
     use super::*;
 
-    #[test]
+    /// A record of 1,000 boxes whose median is `ms` (1,000 queries for a
+    /// query batch, none otherwise).
     #[cfg(feature = "peers")]
-    fn the_summary_gives_quadrat_against_broccoli() {
-        use crate::Results;
-        use std::time::Duration;
-        let settings = crate::args::settings_from(&["bench", "--n", "1k", "--moving-n", "1k"]);
-        let record = |benchmark, implementation, ms: u64| Record {
+    fn test_record(
+        benchmark: Benchmark,
+        layout: Layout,
+        implementation: Implementation,
+        ms: u64,
+    ) -> Record {
+        Record {
             benchmark,
-            layout: Layout::Uniform,
+            layout,
             n: 1_000,
             implementation,
-            median: Duration::from_millis(ms),
+            median: std::time::Duration::from_millis(ms),
             samples: 3,
             extrapolated: false,
             count: 10,
@@ -543,6 +546,16 @@ mod tests {
             } else {
                 0
             },
+        }
+    }
+
+    #[test]
+    #[cfg(feature = "peers")]
+    fn the_summary_gives_quadrat_against_broccoli() {
+        use crate::Results;
+        let settings = crate::args::settings_from(&["bench", "--n", "1k", "--moving-n", "1k"]);
+        let record = |benchmark, implementation, ms| {
+            test_record(benchmark, Layout::Uniform, implementation, ms)
         };
         let drift = Benchmark::Moving(Motion::Drift);
         let area = Benchmark::Queries(QueryKind::Area);
@@ -593,7 +606,6 @@ mod tests {
     #[cfg(feature = "peers")]
     fn moving_frames_in_several_layouts() {
         use crate::Results;
-        use std::time::Duration;
         let line = [
             "bench",
             "--moving-n",
@@ -606,16 +618,8 @@ mod tests {
             settings.moving_layouts,
             [Layout::Uniform, Layout::MixedSizes]
         );
-        let record = |layout, implementation, ms: u64| Record {
-            benchmark: Benchmark::Moving(Motion::Drift),
-            layout,
-            n: 1_000,
-            implementation,
-            median: Duration::from_millis(ms),
-            samples: 3,
-            extrapolated: false,
-            count: 10,
-            queries: 0,
+        let record = |layout, implementation, ms| {
+            test_record(Benchmark::Moving(Motion::Drift), layout, implementation, ms)
         };
         let results = Results {
             records: vec![
