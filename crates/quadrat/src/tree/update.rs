@@ -105,13 +105,14 @@ impl<T> QuadTree<T> {
     /// to 1/16: each goes to its new node, and the entries are re-packed in
     /// two sequential passes), and by a [`rebuild`](QuadTree::rebuild)
     /// beyond. From 2¹⁸ items, it also rebuilds as soon as more than 1/160
-    /// of the items seen so far left their node, once the first 1/32 of
-    /// the items (in slot order) are seen, and tests no placement after
-    /// that: in a tree that large, the rebuild costs less than the tests
-    /// and the placing from about that share. A rebuild after a frame in
-    /// which many items jumped far (more than a quarter of a sample out of
-    /// their node) first sorts the items along a Morton curve, as
-    /// [`insert_many`](QuadTree::insert_many) does. The tree is the same
+    /// of the items seen so far left their node (from 2¹⁵ items, more than
+    /// 1/32), once the first 1/32 of the items (in slot order) are seen,
+    /// and tests no placement after that: in a tree that large, the
+    /// rebuild costs less than the tests and the placing from about that
+    /// share. A rebuild after a frame in which many items jumped far (more
+    /// than a quarter of a sample out of their node) first sorts the items
+    /// along a Morton curve, as [`insert_many`](QuadTree::insert_many)
+    /// does. The tree is the same
     /// whichever way is taken. For a frame in which everything moves a
     /// little, this is much cheaper than calling
     /// [`update`](QuadTree::update) for each item.
@@ -660,29 +661,48 @@ pub(crate) struct Tally {
 }
 
 /// The smallest tree in which `update_all` (on one thread) may decide on a
-/// rebuild from a sample: 2¹⁸ items. Below, the nodes and entries that a
-/// placement test reads are mostly in cache, and placing the movers is
-/// often the cheaper way: with the sample deciding, `update_all` of 100k
-/// uniform boxes drifting 3% of their size took 1.31× the time (2.06 →
-/// 2.70 ms), and of 150k clustered ones 1.06–1.13×. From 300k boxes the
-/// sample's rebuild is cheaper once leaves hold 64 items (it was decided
-/// from 2¹⁹ items with leaves of 32): drifting a quarter of their size,
-/// 0.80–0.89× the time at 300k uniform and clustered boxes (uniform
+/// rebuild from a sample of more than 1/160 movers: 2¹⁸ items. From 300k
+/// boxes the sample's rebuild is cheaper once leaves hold 64 items (it was
+/// decided from 2¹⁹ items with leaves of 32): drifting a quarter of their
+/// size, 0.80–0.89× the time at 300k uniform and clustered boxes (uniform
 /// 12.25–12.68 → 10.93–11.16 ms, clustered 13.85–14.58 → 11.45–11.63) and
 /// 0.82–0.92× at 400k in all three scenes; drifting 6%, 0.89–1.0×;
 /// drifting 1.5%, 0.93–1.08× (a scratch driver reading the bound from the
 /// environment, medians of 21 frames, the ratio of each of two
-/// alternations).
+/// alternations). Below, where the nodes and entries that a placement
+/// test reads are mostly in cache, a share that low cost 100k uniform
+/// boxes drifting 3% of their size (0.6% movers) 1.13–1.20× the time
+/// (2.60–2.92 → 3.05–3.29 ms) and 150k uniform and clustered ones
+/// 1.04–1.06×; smaller trees take the rebuild early from a larger share
+/// ([`EARLY_SMALL_MIN`]).
 pub(crate) const EARLY_MIN: usize = 1 << 18;
+
+/// The smallest tree in which `update_all` (on one thread) may decide on a
+/// rebuild from a sample of more than 1/32 movers: 2¹⁵ items. From that
+/// share, the rebuild mostly costs less than the placement tests it
+/// spares and the bulk placement: with boxes drifting a quarter of their
+/// size (4.4–6.3% movers), `update_all` took 0.75–0.90× the time at 100k
+/// boxes in the three scenes (uniform 3.63–4.36 → 3.21–3.44 ms, clustered
+/// 5.36–5.54 → 4.77–4.95, mixed 4.19–4.27 → 3.56–3.71) and 0.84–0.97× at
+/// 60k; at 100k, 0.90–0.93× with 3.7% uniform movers and 0.86–0.91× with
+/// 3.5% mixed ones, at 200k 0.81–0.89× with 3.7–4.9% movers in the three
+/// scenes. Clustered boxes cross over later: 1.03–1.11× at 100k with 3.1%
+/// movers and 1.00–1.04× with 4.2%. At 30k, where no sample decides, the
+/// rebuild would take 0.81–0.91× the time with the drift above, but
+/// 1.07–1.09× for clustered boxes drifting a tenth of their size (5.3%
+/// movers) (a scratch driver reading the share and the bound from the
+/// environment, medians of 41 frames, three runs each way).
+pub(crate) const EARLY_SMALL_MIN: usize = 1 << 15;
 
 impl Tally {
     /// `true` once `settle` is to rebuild: by [`plan`]'s count of movers, or
     /// when the items seen so far, from a tree of `len`, say that a rebuild
     /// is cheaper than testing the placement of the rest: at least
     /// 1/32 of the items seen, and of them more than 1/160 left their node
-    /// on one thread (from [`EARLY_MIN`] items), more than 1/512 on the
-    /// pool (`pool`). At 1M boxes drifting, a rebuild without the tests
-    /// took 0.93–0.96× the time of the other ways with 0.65–1.8% uniform or
+    /// on one thread (from [`EARLY_MIN`] items; more than 1/32 from
+    /// [`EARLY_SMALL_MIN`] items), more than 1/512 on the pool (`pool`). At
+    /// 1M boxes drifting, a rebuild without the tests took 0.93–0.96× the
+    /// time of the other ways with 0.65–1.8% uniform or
     /// mixed movers, 0.9× with 5.4%, and 0.81–0.86× for clustered boxes
     /// from 1.6% (0.97× with 0.53%); with 0.2–0.45% movers, the other ways
     /// took 0.87–1.0× the rebuild's time. On 2 threads, a rebuild took
@@ -702,7 +722,14 @@ impl Tally {
         if pool {
             sampled && self.movers * 512 > self.seen
         } else {
-            sampled && len >= EARLY_MIN && self.movers * 160 > self.seen
+            let share = if len >= EARLY_MIN {
+                160
+            } else if len >= EARLY_SMALL_MIN {
+                32
+            } else {
+                return false;
+            };
+            sampled && self.movers * share > self.seen
         }
     }
 }
@@ -752,5 +779,41 @@ pub(crate) fn plan(movers: usize, len: usize, pool: bool) -> Plan {
         Plan::Bulk
     } else {
         Plan::OneByOne
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{EARLY_MIN, EARLY_SMALL_MIN, Tally};
+
+    /// The share of movers in the sample that calls for the early rebuild,
+    /// by the tree's size: none below 2¹⁵ items, more than 1/32 up to 2¹⁸,
+    /// more than 1/160 from there; always more than 1/512 on the pool; and
+    /// never before 1/32 of the items are seen.
+    #[test]
+    fn the_sample_calls_for_a_rebuild_from_a_share_that_falls_with_size() {
+        let early = |len: usize, seen: usize, movers: usize, pool: bool| {
+            Tally { seen, movers }.rebuild_early(len, pool)
+        };
+        for (len, share) in [
+            (EARLY_SMALL_MIN, 32),
+            (100_000, 32),
+            (EARLY_MIN - 1, 32),
+            (EARLY_MIN, 160),
+            (1 << 20, 160),
+        ] {
+            let seen = len / 32;
+            let at = seen / share;
+            assert!(!early(len, seen, at, false), "{len}: {at} of {seen}");
+            assert!(early(len, seen, at + 1, false), "{len}: {at} + 1 of {seen}");
+            // Not before the sample is taken, however many moved.
+            assert!(!early(len, seen - 1, seen - 1, false), "{len}: too soon");
+            // On the pool, from 1/512 at any size.
+            assert!(early(len, seen, seen / 512 + 1, true), "{len}: pool");
+        }
+        for len in [1_000, EARLY_SMALL_MIN - 1] {
+            assert!(!early(len, len, len, false), "{len}: no sample decides");
+            assert!(early(len, len, len / 512 + 1, true), "{len}: pool");
+        }
     }
 }

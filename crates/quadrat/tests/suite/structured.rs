@@ -336,18 +336,23 @@ fn update_all_gives_the_built_tree_for_any_share_of_movers() {
 
 /// From 2¹⁸ items, once the first 1/32 of the items (by key) are seen,
 /// `update_all` rebuilds as soon as more than 1/160 of the items seen left
-/// their node, without testing the rest; and `par_update_all` on the pool
-/// from 1/512. Whether the first keys speak for the rest or not (the movers
-/// all among the first keys, or all among the last), the tree is the one
-/// `insert_many` builds from the new boxes, node for node, and every box is
-/// the new one.
+/// their node, without testing the rest (from 2¹⁵ items, more than 1/32);
+/// and `par_update_all` on the pool from 1/512. Whether the first keys
+/// speak for the rest or not (the movers all among the first keys, or all
+/// among the last), the tree is the one `insert_many` builds from the new
+/// boxes, node for node, and every box is the new one.
 #[test]
-fn a_large_tree_is_the_built_tree_whatever_its_sample_says() {
-    const N: usize = (1 << 18) + 40_000;
+fn a_tree_is_the_built_tree_whatever_its_sample_says() {
     let world = shapes::world(Vec2::new(0.0, 0.0), 1000.0);
     let mut rng = Rng::new(7);
-    for kind in [Kind::Random, Kind::GridPoints, Kind::MixedSizes] {
-        let mut now = shapes::boxes(kind, world, N, &mut rng);
+    // A tree where more than 1/160 movers in the sample call for the
+    // rebuild, and one where more than 1/32 do.
+    let sizes = [(1 << 18) + 40_000, (1 << 15) + 8_000];
+    for (kind, n) in [Kind::Random, Kind::GridPoints, Kind::MixedSizes]
+        .into_iter()
+        .flat_map(|kind| sizes.map(|n| (kind, n)))
+    {
+        let mut now = shapes::boxes(kind, world, n, &mut rng);
         let mut tree = quadrat::QuadTree::new(world);
         let keys = tree.insert_many(now.iter().copied().zip(0u32..));
         #[cfg(feature = "parallel")]
@@ -356,19 +361,19 @@ fn a_large_tree_is_the_built_tree_whatever_its_sample_says() {
         // evenly), only the sample's jump (the sample overstates), only
         // the keys after it jump (the sample sees none), and one in 64
         // jumps while the rest drift.
-        type Moves = fn(usize) -> u8;
+        type Moves = fn(usize, usize) -> u8;
         let frames: [(&str, Moves); 4] = [
-            ("all drift", |_| 1),
-            ("the first 1/16 jump", |i| if i < N / 16 { 2 } else { 0 }),
+            ("all drift", |_, _| 1),
+            ("the first 1/16 jump", |i, n| if i < n / 16 { 2 } else { 0 }),
             (
                 "the last 1/40 jump",
-                |i| if i >= N - N / 40 { 2 } else { 0 },
+                |i, n| if i >= n - n / 40 { 2 } else { 0 },
             ),
-            ("one in 64 jumps", |i| if i % 64 == 0 { 2 } else { 1 }),
+            ("one in 64 jumps", |i, _| if i % 64 == 0 { 2 } else { 1 }),
         ];
         for (what, how) in frames {
             for (i, b) in now.iter_mut().enumerate() {
-                *b = match how(i) {
+                *b = match how(i, n) {
                     0 => *b,
                     1 => {
                         let s = (b.width() + b.height()) * 0.3 + 0.2;
@@ -381,7 +386,7 @@ fn a_large_tree_is_the_built_tree_whatever_its_sample_says() {
                 };
             }
             tree.update_all(|_, &i, _| now[i as usize]);
-            let what = format!("{kind:?}, {what}");
+            let what = format!("{kind:?}, {n} items, {what}");
             tree.validate().unwrap_or_else(|e| panic!("{what}: {e}"));
             let mut built = quadrat::QuadTree::new(world);
             built.insert_many(now.iter().copied().zip(0u32..));
