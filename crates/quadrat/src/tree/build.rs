@@ -295,10 +295,12 @@ impl<T> QuadTree<T> {
     /// (see `QuadTree::spare`): its Morton keys and the radix sort's spare
     /// keys, and its entry array, which takes the place of `entries`, whose
     /// array goes to the spare in turn. For the rebuild of `update_all`
-    /// after a frame of far jumps, so that such frames, one after another,
-    /// allocate nothing once warm; the tree keeps the buffers (40 bytes an
-    /// item) until [`shrink_to_fit`](QuadTree::shrink_to_fit), as a tree
-    /// refilled frame after frame keeps its spare index.
+    /// after a frame of far jumps, and for a refill that a change places
+    /// before any question (`place_deferred`), so that such frames, one
+    /// after another, allocate nothing once warm; the tree keeps the
+    /// buffers (40 bytes an item) until
+    /// [`shrink_to_fit`](QuadTree::shrink_to_fit), as a tree refilled frame
+    /// after frame keeps its spare index.
     pub(crate) fn presort_kept(&mut self, parallel: bool) {
         if self.entries.len() < super::order::PRESORT_MIN {
             return;

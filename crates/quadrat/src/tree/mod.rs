@@ -746,11 +746,29 @@ impl<T> QuadTree<T> {
             }
             None => {
                 let parallel = self.splits_build(parallel, self.entries.len());
-                let mut by_slot = Vec::new();
-                if self.gather_by_slot(&mut by_slot) {
-                    self.entries = by_slot;
+                if self.recycles {
+                    // Ordered in the buffers of the spare index, as a
+                    // question's build orders them (`build_lazy`); the
+                    // array they replace goes to the spare in turn. So a
+                    // refill changed before any question, frame after
+                    // frame, allocates nothing once warm either.
+                    let spare = self.spare.0.get_mut().unwrap_or_else(|e| e.into_inner());
+                    let mut l = core::mem::take(spare);
+                    let by_slot = self.gather_by_slot(&mut l.entries);
+                    if by_slot {
+                        core::mem::swap(&mut self.entries, &mut l.entries);
+                    }
+                    *self.spare.0.get_mut().unwrap_or_else(|e| e.into_inner()) = l;
+                    if !by_slot {
+                        self.presort_kept(parallel);
+                    }
                 } else {
-                    self.presort(parallel);
+                    let mut by_slot = Vec::new();
+                    if self.gather_by_slot(&mut by_slot) {
+                        self.entries = by_slot;
+                    } else {
+                        self.presort(parallel);
+                    }
                 }
                 self.build_all(parallel);
             }

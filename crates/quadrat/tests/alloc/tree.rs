@@ -105,6 +105,33 @@ pub(crate) fn steady_state_allocates_nothing() {
         tree.update(first, boxes[1]);
     });
     assert_eq!(n, 0, "adopting the index allocated");
+    // And when a change places the refill before any question: the
+    // entries are ordered in the buffers of the spare index, by slot
+    // (after a refill in the same order) or along the Morton curve (after
+    // one in another order).
+    let refill_only = |tree: &mut QuadTree<usize>, order: &[usize]| {
+        tree.clear();
+        let mut first = None;
+        for &i in order {
+            first.get_or_insert(tree.insert(boxes[i], i));
+        }
+        first.expect("boxes")
+    };
+    for (what, order) in [
+        ("in the same order", (0..boxes.len()).collect::<Vec<_>>()),
+        ("in another order", (0..boxes.len()).rev().collect()),
+    ] {
+        for _ in 0..3 {
+            let first = refill_only(&mut tree, &order);
+            tree.update(first, boxes[1]);
+        }
+        let first = refill_only(&mut tree, &order);
+        let n = allocations_during(|| {
+            tree.update(first, boxes[1]);
+        });
+        assert_eq!(n, 0, "placing a refill {what} for a change allocated");
+        tree.validate().unwrap();
+    }
 
     // Moving everything a little, frame after frame, settles too.
     let keys: Vec<_> = tree.keys().collect();
