@@ -288,6 +288,18 @@ impl<T> Slab<T> {
         self.len
     }
 
+    /// [`reserve`](Slab::reserve) where the room can be had: for a batch
+    /// whose size is the caller's iterator's `size_hint`, which may claim
+    /// more than any allocation can hold. Then nothing is reserved, and
+    /// the arrays grow as the items come.
+    pub(crate) fn try_reserve(&mut self, additional: usize) {
+        let needed = self.len.saturating_add(additional);
+        let more = needed.saturating_sub(self.slots.len());
+        if self.slots.try_reserve(more).is_ok() {
+            let _ = self.places.try_reserve(more);
+        }
+    }
+
     /// Makes room for `additional` more values without reallocating.
     pub(crate) fn reserve(&mut self, additional: usize) {
         // Inserts take free slots first: room is needed only beyond them.

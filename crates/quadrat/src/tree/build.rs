@@ -77,10 +77,14 @@ impl<T> QuadTree<T> {
     ) -> Result<Vec<Key>, Error> {
         self.undefer_with(parallel);
         let items = items.into_iter();
+        // The iterator's word for its length: room is reserved for it only
+        // where that can be had (`try_reserve`), since it may claim more
+        // than any allocation holds, and a panic here, after `pack` below,
+        // would leave the nodes' runs and the slots' places stale.
         let expected = items.size_hint().0;
         // A batch at least half the tree's size is built in bulk; a smaller
-        // one (or an iterator that does not know its length) goes one by one
-        // until it turns out to be large.
+        // one (or an iterator that does not know its length) is collected
+        // and goes in one by one, however long it turns out to be.
         let bulk = expected > 64 && expected >= self.len() / 2;
         if bulk {
             self.pack();
@@ -92,10 +96,13 @@ impl<T> QuadTree<T> {
             if fresh && self.entries.is_empty() {
                 return self.fill_empty(items, expected, parallel, want);
             }
-            self.entries.reserve(expected);
-            self.slab.reserve(expected);
+            let _ = self.entries.try_reserve(expected);
+            self.slab.try_reserve(expected);
             let first = self.slab.slots.len();
-            let mut keys = Vec::with_capacity(if fresh || !want { 0 } else { expected });
+            let mut keys = Vec::new();
+            if !fresh && want {
+                let _ = keys.try_reserve(expected);
+            }
             // Until the build, an error or a panic in the caller's iterator
             // takes back what this call added (see `Batch`).
             let mut batch = Batch {
@@ -129,7 +136,10 @@ impl<T> QuadTree<T> {
             }
             Ok(keys)
         } else {
-            let mut keys = Vec::with_capacity(if want { expected } else { 0 });
+            let mut keys = Vec::new();
+            if want {
+                let _ = keys.try_reserve(expected);
+            }
             let items: Vec<(Aabb, T)> = items.collect();
             for (b, _) in &items {
                 b.validate()?;
@@ -161,9 +171,10 @@ impl<T> QuadTree<T> {
         parallel: bool,
         want: bool,
     ) -> Result<Vec<Key>, Error> {
-        self.slab.reserve(expected);
+        self.slab.try_reserve(expected);
         let first = self.slab.slots.len();
-        let mut boxes: Vec<Aabb> = Vec::with_capacity(expected);
+        let mut boxes: Vec<Aabb> = Vec::new();
+        let _ = boxes.try_reserve(expected);
         // Until the build, an error or a panic in the caller's iterator
         // takes back the slots this call filled (see `Batch`).
         let mut batch = Batch {

@@ -939,6 +939,94 @@ fn update_all_matches_update_for_few_and_many_movers() {
     }
 }
 
+/// An iterator may claim any length in its `size_hint`. A claim no
+/// allocation can meet (`usize::MAX` items, or 2⁴⁰) once made
+/// `insert_many` panic while reserving room, after it had packed the entry
+/// array of a tree with a hole in it: the panic left the nodes' runs and
+/// the slots' places stale, `validate` failed and the next `aabb`
+/// panicked out of bounds (2⁴⁰ aborted the process instead). Room is now
+/// reserved only where it can be had: the batch goes in, and the tree is
+/// valid, in bulk and one by one, sequential and parallel.
+#[test]
+fn a_batch_that_claims_too_many_items_goes_in() {
+    struct Claims<I>(I, usize);
+    impl<I: Iterator> Iterator for Claims<I> {
+        type Item = I::Item;
+        fn next(&mut self) -> Option<I::Item> {
+            self.0.next()
+        }
+        fn size_hint(&self) -> (usize, Option<usize>) {
+            (self.1, None)
+        }
+    }
+    for claim in [usize::MAX, 1 << 40] {
+        for batch in [1u32, 200] {
+            for parallel in [false, true] {
+                let mut tree = QuadTree::with_config(
+                    Aabb::new([0.0, 0.0], [100.0, 100.0]),
+                    Config {
+                        max_items: 4,
+                        ..Config::default()
+                    },
+                );
+                let keys: Vec<Key> = (0..40u32)
+                    .map(|i| {
+                        let p = [(i * 37 % 100) as f32, (i * 61 % 100) as f32];
+                        tree.insert(Aabb::from_point(p), i)
+                    })
+                    .collect();
+                // Placed (a question builds the index of the inserts, the
+                // removal adopts it), with a hole in the entry array.
+                let _ = tree.node_count();
+                tree.remove(keys[0]);
+                tree.validate().unwrap();
+                let items = (0..batch).map(|i| {
+                    let p = [(i % 97) as f32 + 0.5, (i % 89) as f32 + 0.25];
+                    (Aabb::from_point(p), 1000 + i)
+                });
+                let what = format!("claim {claim}, batch {batch}, parallel {parallel}");
+                let new = if parallel {
+                    #[cfg(feature = "parallel")]
+                    {
+                        tree.par_insert_many(Claims(items, claim))
+                    }
+                    #[cfg(not(feature = "parallel"))]
+                    {
+                        tree.insert_many(Claims(items, claim))
+                    }
+                } else {
+                    tree.insert_many(Claims(items, claim))
+                };
+                tree.validate().unwrap_or_else(|e| panic!("{what}: {e}"));
+                assert_eq!(new.len(), batch as usize, "{what}");
+                assert_eq!(tree.len(), 39 + batch as usize, "{what}");
+                for (i, &k) in new.iter().enumerate() {
+                    assert_eq!(tree.get(k), Some(&(1000 + i as u32)), "{what}");
+                }
+                for &k in &keys[1..] {
+                    assert!(tree.aabb(k).is_some(), "{what}");
+                }
+                let all: Vec<(Key, Aabb)> = tree
+                    .keys()
+                    .map(|k| (k, tree.aabb(k).expect("live")))
+                    .collect();
+                let mut brute = Vec::new();
+                for (i, &(ka, a)) in all.iter().enumerate() {
+                    for &(kb, b) in &all[i + 1..] {
+                        if a.intersects(&b) {
+                            brute.push((ka.min(kb), ka.max(kb)));
+                        }
+                    }
+                }
+                brute.sort_unstable();
+                let mut found = tree.pairs();
+                found.sort_unstable();
+                assert_eq!(found, brute, "{what}: pairs");
+            }
+        }
+    }
+}
+
 /// A refused bulk batch into a tree with free slots (and then one that
 /// also needs new ones) leaves the slab as it was: the next keys, one by
 /// one and in bulk, are those an untouched clone hands out. Through an
