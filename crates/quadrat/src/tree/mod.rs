@@ -362,7 +362,9 @@ pub struct QuadTree<T> {
     /// cleared: a loop of clearing, inserting each item, asking questions
     /// and changing things allocates nothing once warm. The far-jump
     /// presort of `update_all` (`presort_kept`) sorts in them too, in any
-    /// tree, and leaves the arrays it replaced here.
+    /// tree, and leaves the arrays it replaced here; so does the placing of
+    /// a refill that a change places before any question
+    /// (`place_deferred`).
     pub(crate) spare: Spare,
     /// Set by `clear`: the tree keeps a spare index (see `spare`).
     pub(crate) recycles: bool,

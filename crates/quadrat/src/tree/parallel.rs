@@ -93,11 +93,13 @@ impl<T: Sync> QuadTree<T> {
     /// the items, and by a rebuild on the pool beyond, or as soon as more
     /// than 1/512 of the items of the first chunks of slots (of 2¹⁴ each, in
     /// slot order) left their node, once those chunks hold 1/32 of the
-    /// items; on smaller trees they are re-placed as `update_all` re-places
-    /// them (the rebuild beyond 1/16 runs on the pool from
-    /// `Config::par_min_items` items; with a `par_min_items` above 2¹⁶,
-    /// trees of 2¹⁸ items and more judge the early rebuild by chunks, not
-    /// every 64 items as `update_all` does). The way taken depends only on
+    /// items; on smaller trees they are re-placed by `update_all`'s rule
+    /// (the rebuild beyond 1/16 runs on the pool from
+    /// `Config::par_min_items` items), except that a tree of 2¹⁵ items and
+    /// more (`update::EARLY_SMALL_MIN`) judges the early rebuild of its
+    /// sample by whole chunks, not every 64 items as `update_all` does, so
+    /// the two can take different ways where the movers bunch in the
+    /// slots. The way taken depends only on
     /// the tree and the new boxes, not on the pool's size or how its threads
     /// run, so the same call leaves the same tree, every run in the same
     /// order, on any pool. Every rebuild after a frame of far jumps first

@@ -112,9 +112,8 @@ impl<T> QuadTree<T> {
     /// share. A rebuild after a frame in which many items jumped far (more
     /// than a quarter of a sample out of their node) first sorts the items
     /// along a Morton curve, as [`insert_many`](QuadTree::insert_many)
-    /// does. The tree is the same
-    /// whichever way is taken. For a frame in which everything moves a
-    /// little, this is much cheaper than calling
+    /// does. The tree is the same whichever way is taken. For a frame in
+    /// which everything moves a little, this is much cheaper than calling
     /// [`update`](QuadTree::update) for each item.
     ///
     /// # Panics
@@ -671,9 +670,10 @@ pub(crate) struct Tally {
 /// environment, medians of 21 frames, the ratio of each of two
 /// alternations). Below, where the nodes and entries that a placement
 /// test reads are mostly in cache, a share that low cost 100k uniform
-/// boxes drifting 3% of their size (0.6% movers) 1.13–1.20× the time
-/// (2.60–2.92 → 3.05–3.29 ms) and 150k uniform and clustered ones
-/// 1.04–1.06×; smaller trees take the rebuild early from a larger share
+/// boxes drifting 3% of their size (about 0.6% movers, near the share
+/// itself) 1.13–1.20× the time (2.60–2.92 → 3.05–3.29 ms) and 150k
+/// uniform and clustered ones 1.04–1.06× (medians of 41 frames, three runs
+/// each way); smaller trees take the rebuild early from a larger share
 /// ([`EARLY_SMALL_MIN`]).
 pub(crate) const EARLY_MIN: usize = 1 << 18;
 
@@ -689,7 +689,7 @@ pub(crate) const EARLY_MIN: usize = 1 << 18;
 /// scenes. Clustered boxes cross over later: 1.03–1.11× at 100k with 3.1%
 /// movers and 1.00–1.04× with 4.2%. At 30k, where no sample decides, the
 /// rebuild would take 0.81–0.91× the time with the drift above, but
-/// 1.07–1.09× for clustered boxes drifting a tenth of their size (5.3%
+/// 1.06–1.09× for clustered boxes drifting a tenth of their size (5.3%
 /// movers) (a scratch driver reading the share and the bound from the
 /// environment, medians of 41 frames, three runs each way).
 pub(crate) const EARLY_SMALL_MIN: usize = 1 << 15;
@@ -792,6 +792,8 @@ mod tests {
     /// never before 1/32 of the items are seen.
     #[test]
     fn the_sample_calls_for_a_rebuild_from_a_share_that_falls_with_size() {
+        // The docs name the bounds.
+        assert_eq!((EARLY_SMALL_MIN, EARLY_MIN), (1 << 15, 1 << 18));
         let early = |len: usize, seen: usize, movers: usize, pool: bool| {
             Tally { seen, movers }.rebuild_early(len, pool)
         };

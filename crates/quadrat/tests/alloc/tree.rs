@@ -108,7 +108,9 @@ pub(crate) fn steady_state_allocates_nothing() {
     // And when a change places the refill before any question: the
     // entries are ordered in the buffers of the spare index, by slot
     // (after a refill in the same order) or along the Morton curve (after
-    // one in another order).
+    // one in another order). Forward and backward refills in turn warm
+    // both; then a backward one follows a backward one (the same order),
+    // and a forward one follows it (another order).
     let refill_only = |tree: &mut QuadTree<usize>, order: &[usize]| {
         tree.clear();
         let mut first = None;
@@ -117,15 +119,19 @@ pub(crate) fn steady_state_allocates_nothing() {
         }
         first.expect("boxes")
     };
-    for (what, order) in [
-        ("in the same order", (0..boxes.len()).collect::<Vec<_>>()),
-        ("in another order", (0..boxes.len()).rev().collect()),
-    ] {
-        for _ in 0..3 {
-            let first = refill_only(&mut tree, &order);
+    let forward: Vec<usize> = (0..boxes.len()).collect();
+    let backward: Vec<usize> = forward.iter().rev().copied().collect();
+    for _ in 0..3 {
+        for order in [&forward, &backward] {
+            let first = refill_only(&mut tree, order);
             tree.update(first, boxes[1]);
         }
-        let first = refill_only(&mut tree, &order);
+    }
+    for (what, order) in [
+        ("in the same order", &backward),
+        ("in another order", &forward),
+    ] {
+        let first = refill_only(&mut tree, order);
         let n = allocations_during(|| {
             tree.update(first, boxes[1]);
         });

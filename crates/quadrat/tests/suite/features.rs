@@ -423,6 +423,87 @@ fn par_update_all_takes_the_same_way_on_any_pool() {
     spinner.join().expect("the spinner");
 }
 
+/// Below the pool's bound, from 2¹⁵ items, `par_update_all` judges the
+/// share of `update_all`'s sample (more than 1/32 movers) by whole chunks
+/// of slots (of 2¹⁴), as it judges the pool's: movers bunched so that one
+/// prefix of chunks alone calls for the rebuild (700 at the start of the
+/// first chunk: more than 1/32 of it, but not of the first two chunks,
+/// nor enough in the whole pass for the count's rebuild), spread just
+/// above the share, and none. Each leaves the same tree, every run in the
+/// same order, on pools of 1 to 4 threads, while another thread spins.
+#[cfg(feature = "parallel")]
+#[test]
+fn par_update_all_on_a_smaller_tree_takes_the_same_way_on_any_pool() {
+    use quadrat::{Aabb, Key, QuadTree};
+    const SIDE: u32 = 256;
+    let mut base = QuadTree::new(Aabb::new([0.0, 0.0], [SIDE as f32, SIDE as f32]));
+    base.insert_many((0..SIDE * SIDE).map(|i| {
+        let p = [(i % SIDE) as f32, (i / SIDE) as f32];
+        (Aabb::from_point(p), i)
+    }));
+    // The premise: a tree this size takes `update_all`'s share, off the pool.
+    assert!(base.len() >= 1 << 15 && base.len() < 4 * base.config().par_min_items);
+    type Motion = fn(Key, &u32, Aabb) -> Aabb;
+    let motions: [(&str, Motion); 3] = [
+        ("bunched so that one prefix alone decides", |k, _, b| {
+            if k.index() < 700 {
+                b.translate([0.0, 100.0])
+            } else {
+                b
+            }
+        }),
+        ("spread just above the share", |k, _, b| {
+            if k.index() % 30 == 7 {
+                b.translate([100.0, 0.0])
+            } else {
+                b
+            }
+        }),
+        ("none", |_, _, b| b),
+    ];
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let spinner = {
+        let stop = std::sync::Arc::clone(&stop);
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                std::hint::spin_loop();
+            }
+        })
+    };
+    for (what, motion) in motions {
+        let mut expected = base.clone();
+        expected.update_all(motion);
+        let want = order_up_to_ties(&expected);
+        let mut first: Option<(Vec<u32>, usize)> = None;
+        for threads in 1..=4 {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .expect("a thread pool");
+            for run in 0..3 {
+                let mut tree = base.clone();
+                pool.install(|| tree.par_update_all(motion));
+                tree.validate().unwrap();
+                assert!(
+                    tree.nodes().eq(expected.nodes()),
+                    "{what}: {threads} threads, run {run}: nodes differ from update_all's"
+                );
+                assert_eq!(order_up_to_ties(&tree), want, "{what}: {threads} threads");
+                let got = order(&tree);
+                match &first {
+                    None => first = Some((got, threads)),
+                    Some((o, t)) => assert!(
+                        *o == got,
+                        "{what}: {threads} threads, run {run}: items in another order than on {t}"
+                    ),
+                }
+            }
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    spinner.join().expect("the spinner");
+}
+
 /// Items inserted one by one into an empty tree are placed in bulk by the
 /// first question: when that is a parallel one, on rayon's pool. The
 /// placed tree is the one `insert_many` builds, and it keeps working as
