@@ -294,6 +294,45 @@ fn pair_walks_on_one_thread_are_the_sequential_walk() {
     }
 }
 
+/// A tree of one point at each of `side × side` integer places, the
+/// point `i` at `(i % side, i / side)` with value `i`, in slot order.
+#[cfg(feature = "parallel")]
+fn grid(side: u32) -> quadrat::QuadTree<u32> {
+    use quadrat::{Aabb, QuadTree};
+    let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [side as f32, side as f32]));
+    tree.insert_many((0..side * side).map(|i| {
+        let p = [(i % side) as f32, (i / side) as f32];
+        (Aabb::from_point(p), i)
+    }));
+    tree
+}
+
+/// A thread that spins until stopped, taking a core from the pools.
+#[cfg(feature = "parallel")]
+struct Spinner {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+#[cfg(feature = "parallel")]
+impl Spinner {
+    fn start() -> Spinner {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = std::sync::Arc::clone(&stop);
+        let thread = std::thread::spawn(move || {
+            while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                std::hint::spin_loop();
+            }
+        });
+        Spinner { stop, thread }
+    }
+
+    fn stop(self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.thread.join().expect("the spinner");
+    }
+}
+
 /// `par_update_all` leaves the same tree, with every run in the same
 /// order, whatever the pool's size and however its threads are scheduled:
 /// the README promises the same answers in the same order in every
@@ -312,14 +351,8 @@ fn pair_walks_on_one_thread_are_the_sequential_walk() {
 #[test]
 fn par_update_all_takes_the_same_way_on_any_pool() {
     use quadrat::{Aabb, Key, QuadTree};
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicBool, Ordering};
     const SIDE: u32 = 512;
-    let mut base = QuadTree::new(Aabb::new([0.0, 0.0], [SIDE as f32, SIDE as f32]));
-    base.insert_many((0..SIDE * SIDE).map(|i| {
-        let p = [(i % SIDE) as f32, (i / SIDE) as f32];
-        (Aabb::from_point(p), i)
-    }));
+    let base = grid(SIDE);
     type Motion = fn(Key, &u32, Aabb) -> Aabb;
     // The premise: a tree this size takes the pool's ways.
     assert!(base.len() >= 4 * base.config().par_min_items);
@@ -367,15 +400,7 @@ fn par_update_all_takes_the_same_way_on_any_pool() {
     ];
     // A thread that spins while the pools work, so that their threads run
     // unevenly.
-    let stop = Arc::new(AtomicBool::new(false));
-    let spinner = {
-        let stop = Arc::clone(&stop);
-        std::thread::spawn(move || {
-            while !stop.load(Ordering::Relaxed) {
-                std::hint::spin_loop();
-            }
-        })
-    };
+    let spinner = Spinner::start();
     let pool = |threads: usize| {
         rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -419,8 +444,7 @@ fn par_update_all_takes_the_same_way_on_any_pool() {
     let mut expected = base.clone();
     expected.update_all(pile);
     same_on_every_pool("pile", pile, &expected, 1);
-    stop.store(true, Ordering::Relaxed);
-    spinner.join().expect("the spinner");
+    spinner.stop();
 }
 
 /// Below the pool's bound, from 2¹⁵ items, `par_update_all` judges the
@@ -434,13 +458,9 @@ fn par_update_all_takes_the_same_way_on_any_pool() {
 #[cfg(feature = "parallel")]
 #[test]
 fn par_update_all_on_a_smaller_tree_takes_the_same_way_on_any_pool() {
-    use quadrat::{Aabb, Key, QuadTree};
+    use quadrat::{Aabb, Key};
     const SIDE: u32 = 256;
-    let mut base = QuadTree::new(Aabb::new([0.0, 0.0], [SIDE as f32, SIDE as f32]));
-    base.insert_many((0..SIDE * SIDE).map(|i| {
-        let p = [(i % SIDE) as f32, (i / SIDE) as f32];
-        (Aabb::from_point(p), i)
-    }));
+    let base = grid(SIDE);
     // The premise: a tree this size takes `update_all`'s share, off the pool.
     assert!(base.len() >= 1 << 15 && base.len() < 4 * base.config().par_min_items);
     type Motion = fn(Key, &u32, Aabb) -> Aabb;
@@ -461,15 +481,7 @@ fn par_update_all_on_a_smaller_tree_takes_the_same_way_on_any_pool() {
         }),
         ("none", |_, _, b| b),
     ];
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let spinner = {
-        let stop = std::sync::Arc::clone(&stop);
-        std::thread::spawn(move || {
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                std::hint::spin_loop();
-            }
-        })
-    };
+    let spinner = Spinner::start();
     for (what, motion) in motions {
         let mut expected = base.clone();
         expected.update_all(motion);
@@ -500,8 +512,7 @@ fn par_update_all_on_a_smaller_tree_takes_the_same_way_on_any_pool() {
             }
         }
     }
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    spinner.join().expect("the spinner");
+    spinner.stop();
 }
 
 /// Items inserted one by one into an empty tree are placed in bulk by the
