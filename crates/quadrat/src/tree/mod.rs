@@ -1514,4 +1514,83 @@ mod tests {
             assert!(tree.geo.capacity() <= geo + geo / 8, "{what}");
         }
     }
+
+    /// A batch whose iterator does not know its length (a `filter`, a
+    /// `flat_map`, or one whose `size_hint` says nothing) is built in bulk
+    /// when it turns out as large as one that does: into an empty tree, and
+    /// into a placed tree at most twice its size. The bulk build leaves the
+    /// entry array packed, runs back to back in depth-first order with
+    /// nothing else between them, which inserts one by one, each run
+    /// growing where it can, do not. The tree, the keys and the values are
+    /// the ones the same batch with its length known gives.
+    #[test]
+    fn a_batch_of_unknown_length_is_built_in_bulk_when_large() {
+        struct Silent<I>(I);
+        impl<I: Iterator> Iterator for Silent<I> {
+            type Item = I::Item;
+            fn next(&mut self) -> Option<I::Item> {
+                self.0.next()
+            }
+        }
+        fn packed<T>(tree: &QuadTree<T>) -> bool {
+            let mut at = 0;
+            let mut stack = super::NodeStack::with_root();
+            while let Some(n) = stack.pop() {
+                let node = &tree.nodes[n as usize];
+                if node.len > 0 && node.start != at {
+                    return false;
+                }
+                at += node.len;
+                if !node.is_leaf() {
+                    for q in (0..4).rev() {
+                        stack.push(node.children + q);
+                    }
+                }
+            }
+            at as usize == tree.entries.len()
+        }
+        let s = Scenario::new(Layout::Clustered, 6_000, 9);
+        let boxes = s.boxes();
+        let (old, new) = boxes.split_at(2_500);
+        let batch = || new.iter().copied().zip(1_000_000u32..);
+        for (before, bulk) in [(0, true), (2_500, true), (7_000, true), (8_000, false)] {
+            let start = || {
+                let mut tree = QuadTree::with_config(
+                    s.world,
+                    Config {
+                        max_items: 8,
+                        ..Config::default()
+                    },
+                );
+                for (b, v) in old.iter().chain(boxes.iter()).take(before).zip(0u32..) {
+                    tree.insert(*b, v);
+                }
+                tree.rebuild();
+                tree
+            };
+            let mut known = start();
+            let want = known.insert_many(batch());
+            assert_eq!(packed(&known), bulk || before == 0, "{before}: known");
+            for what in ["filter", "flat_map", "no hint"] {
+                let mut tree = start();
+                let keys = match what {
+                    "filter" => tree.insert_many(batch().filter(|_| true)),
+                    "flat_map" => tree.insert_many(batch().flat_map(Some)),
+                    _ => tree.insert_many(Silent(batch())),
+                };
+                let what = format!("{what} into {before} items");
+                tree.validate().unwrap_or_else(|e| panic!("{what}: {e}"));
+                assert_eq!(keys, want, "{what}: keys");
+                for (&k, v) in keys.iter().zip(1_000_000u32..) {
+                    assert_eq!(tree[k], v, "{what}");
+                }
+                assert!(tree.nodes().eq(known.nodes()), "{what}: nodes");
+                let (mut got, mut pairs) = (tree.pairs(), known.pairs());
+                got.sort_unstable();
+                pairs.sort_unstable();
+                assert_eq!(got, pairs, "{what}: pairs");
+                assert_eq!(packed(&tree), bulk, "{what}: built in bulk");
+            }
+        }
+    }
 }
