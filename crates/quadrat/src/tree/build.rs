@@ -19,7 +19,10 @@ impl<T> QuadTree<T> {
     /// rebuilt from scratch with one partition pass per level (see
     /// [`rebuild`](QuadTree::rebuild)), which is much faster than inserting
     /// one by one; otherwise the items are inserted one by one. The result
-    /// is the same tree either way.
+    /// is the same tree either way. An iterator that does not tell its
+    /// length (such as a `filter`) is built in bulk at once into an empty
+    /// tree, and otherwise collected first and judged by how many items it
+    /// held.
     ///
     /// # Panics
     /// When a box is invalid; the message names it. Nothing is inserted
@@ -81,12 +84,14 @@ impl<T> QuadTree<T> {
         // where that can be had (`try_reserve`), since it may claim more
         // than any allocation holds, and a panic here, after `pack` below,
         // would leave the nodes' runs and the slots' places stale.
-        let expected = items.size_hint().0;
+        let (expected, most) = items.size_hint();
         // A batch at least half the tree's size is built in bulk; a smaller
-        // one is collected and goes in one by one. An iterator that does
-        // not know its length (a `filter`, a `flat_map`) is collected
-        // first, then judged by what it held.
-        if self.bulk(expected) {
+        // one is collected and goes in one by one. Into an empty tree, a
+        // batch that may hold more than 64 items goes in bulk at once
+        // (nothing is lost if it holds fewer: the tree is the same); into
+        // another, an iterator that does not know its length (a `filter`,
+        // a `flat_map`) is collected first, then judged by what it held.
+        if self.bulk(expected) || (self.is_empty() && most.is_none_or(|most| most > 64)) {
             self.pack();
             // Slots taken from the free list are recorded as they are handed
             // out. Without one, every item gets a new slot, one after the

@@ -1517,12 +1517,13 @@ mod tests {
 
     /// A batch whose iterator does not know its length (a `filter`, a
     /// `flat_map`, or one whose `size_hint` says nothing) is built in bulk
-    /// when it turns out as large as one that does: into an empty tree, and
-    /// into a placed tree at most twice its size. The bulk build leaves the
-    /// entry array packed, runs back to back in depth-first order with
-    /// nothing else between them, which inserts one by one, each run
-    /// growing where it can, do not. The tree, the keys and the values are
-    /// the ones the same batch with its length known gives.
+    /// when it turns out as large as one that does: into a placed tree at
+    /// most twice its size. Into an empty tree it is built in bulk at once,
+    /// even when it turns out short. The bulk build leaves the entry array
+    /// packed, runs back to back in depth-first order with nothing else
+    /// between them, which inserts one by one, each run growing where it
+    /// can, do not. The tree, the keys and the values are the ones the
+    /// same batch with its length known gives.
     #[test]
     fn a_batch_of_unknown_length_is_built_in_bulk_when_large() {
         struct Silent<I>(I);
@@ -1552,8 +1553,15 @@ mod tests {
         let s = Scenario::new(Layout::Clustered, 6_000, 9);
         let boxes = s.boxes();
         let (old, new) = boxes.split_at(2_500);
-        let batch = || new.iter().copied().zip(1_000_000u32..);
-        for (before, bulk) in [(0, true), (2_500, true), (7_000, true), (8_000, false)] {
+        for (before, len, bulk) in [
+            (0, 3_500, true),
+            (2_500, 3_500, true),
+            (7_000, 3_500, true),
+            (8_000, 3_500, false),
+            (0, 40, false),
+            (100, 40, false),
+        ] {
+            let batch = || new[..len].iter().copied().zip(1_000_000u32..);
             let start = || {
                 let mut tree = QuadTree::with_config(
                     s.world,
@@ -1570,15 +1578,27 @@ mod tests {
             };
             let mut known = start();
             let want = known.insert_many(batch());
-            assert_eq!(packed(&known), bulk || before == 0, "{before}: known");
-            for what in ["filter", "flat_map", "no hint"] {
+            if len > 64 {
+                assert_eq!(packed(&known), bulk, "{before}: known");
+            }
+            for what in ["filter", "flat_map", "no hint", "parallel"] {
                 let mut tree = start();
                 let keys = match what {
                     "filter" => tree.insert_many(batch().filter(|_| true)),
                     "flat_map" => tree.insert_many(batch().flat_map(Some)),
+                    #[cfg(feature = "parallel")]
+                    "parallel" => tree.par_insert_many(Silent(batch())),
                     _ => tree.insert_many(Silent(batch())),
                 };
-                let what = format!("{what} into {before} items");
+                // Into an empty tree, a batch that may hold more than 64
+                // items goes in bulk before it is counted.
+                let most = match what {
+                    "filter" => batch().filter(|_| true).size_hint().1,
+                    "flat_map" => batch().flat_map(Some).size_hint().1,
+                    _ => None,
+                };
+                let bulk = bulk || (before == 0 && most.is_none_or(|most| most > 64));
+                let what = format!("{what}, {len} items into {before}");
                 tree.validate().unwrap_or_else(|e| panic!("{what}: {e}"));
                 assert_eq!(keys, want, "{what}: keys");
                 for (&k, v) in keys.iter().zip(1_000_000u32..) {
