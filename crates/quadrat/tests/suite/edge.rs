@@ -1,5 +1,6 @@
 //! Hand-written edge cases, one or more per rule of the contract.
 
+use crate::support::Told;
 use quadrat::{Aabb, Circle, Config, Error, Key, QuadTree, Vec2};
 
 fn world() -> Aabb {
@@ -1023,26 +1024,6 @@ fn a_batch_that_claims_too_many_items_goes_in() {
                 found.sort_unstable();
                 assert_eq!(found, brute, "{what}: pairs");
             }
-        }
-    }
-}
-
-/// A batch's items, with its iterator's word for its length or with none
-/// (`size_hint` `(0, None)`, as a `filter` gives): `insert_many` collects
-/// a batch of unknown length first, then builds it in bulk when it is
-/// large, so both forms of every batch below take the same way.
-struct Told<I>(I, bool);
-
-impl<I: Iterator> Iterator for Told<I> {
-    type Item = I::Item;
-    fn next(&mut self) -> Option<I::Item> {
-        self.0.next()
-    }
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        if self.1 {
-            self.0.size_hint()
-        } else {
-            (0, None)
         }
     }
 }

@@ -10,6 +10,7 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
+use super::Told;
 use quadrat::{Aabb, Circle, Config, Key, QuadTree, Ray, Region, Vec2};
 
 /// One mutating call. Indices pick a live (or dead) item modulo the count.
@@ -200,7 +201,9 @@ impl Harness {
             }
             Op::InsertMany(boxes) | Op::ParInsertMany(boxes) => {
                 let values = self.values(boxes.len());
-                let items = boxes.iter().copied().zip(values.iter().copied());
+                // A batch of odd length does not tell its length.
+                let told = boxes.len() % 2 == 0;
+                let items = Told(boxes.iter().copied().zip(values.iter().copied()), told);
                 let keys = match op {
                     #[cfg(feature = "parallel")]
                     Op::ParInsertMany(_) => self.tree.par_insert_many(items),
@@ -222,6 +225,7 @@ impl Harness {
                     }
                     (b, u32::MAX)
                 });
+                let items = Told(items, boxes.len() % 2 == 0);
                 let len = self.tree.len();
                 let result = catch_unwind(AssertUnwindSafe(|| self.tree.insert_many(items)));
                 if at < boxes.len() {
