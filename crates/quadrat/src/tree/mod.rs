@@ -1516,7 +1516,8 @@ mod tests {
     }
 
     /// A batch whose iterator does not know its length (a `filter`, a
-    /// `flat_map`, or one whose `size_hint` says nothing) is built in bulk
+    /// `flat_map`, one whose `size_hint` says nothing, or one that claims
+    /// at most 10 items whatever it holds) is built in bulk
     /// when it turns out as large as one that does: into a placed tree at
     /// most twice its size. Into an empty tree it is built in bulk at once,
     /// even when it turns out short. The bulk build leaves the entry array
@@ -1526,11 +1527,15 @@ mod tests {
     /// same batch with its length known gives.
     #[test]
     fn a_batch_of_unknown_length_is_built_in_bulk_when_large() {
-        struct Silent<I>(I);
-        impl<I: Iterator> Iterator for Silent<I> {
+        /// An iterator with the `size_hint` it is given, true or not.
+        struct Hint<I>(I, (usize, Option<usize>));
+        impl<I: Iterator> Iterator for Hint<I> {
             type Item = I::Item;
             fn next(&mut self) -> Option<I::Item> {
                 self.0.next()
+            }
+            fn size_hint(&self) -> (usize, Option<usize>) {
+                self.1
             }
         }
         fn packed<T>(tree: &QuadTree<T>) -> bool {
@@ -1581,21 +1586,34 @@ mod tests {
             if len > 64 {
                 assert_eq!(packed(&known), bulk, "{before}: known");
             }
-            for what in ["filter", "flat_map", "no hint", "parallel"] {
+            let kinds = [
+                "filter",
+                "flat_map",
+                "no hint",
+                "a low hint",
+                #[cfg(feature = "parallel")]
+                "parallel",
+            ];
+            for what in kinds {
                 let mut tree = start();
+                let silent = || Hint(batch(), (0, None));
+                // A hint that says at most 10 items, whatever the batch holds.
+                let low = || Hint(batch(), (0, Some(10)));
                 let keys = match what {
                     "filter" => tree.insert_many(batch().filter(|_| true)),
                     "flat_map" => tree.insert_many(batch().flat_map(Some)),
+                    "a low hint" => tree.insert_many(low()),
                     #[cfg(feature = "parallel")]
-                    "parallel" => tree.par_insert_many(Silent(batch())),
-                    _ => tree.insert_many(Silent(batch())),
+                    "parallel" => tree.par_insert_many(silent()),
+                    _ => tree.insert_many(silent()),
                 };
                 // Into an empty tree, a batch that may hold more than 64
                 // items goes in bulk before it is counted.
                 let most = match what {
                     "filter" => batch().filter(|_| true).size_hint().1,
                     "flat_map" => batch().flat_map(Some).size_hint().1,
-                    _ => None,
+                    "a low hint" => low().size_hint().1,
+                    _ => silent().size_hint().1,
                 };
                 let bulk = bulk || (before == 0 && most.is_none_or(|most| most > 64));
                 let what = format!("{what}, {len} items into {before}");
