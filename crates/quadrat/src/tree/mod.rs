@@ -1517,7 +1517,7 @@ mod tests {
 
     /// A batch whose iterator does not know its length (a `filter`, a
     /// `flat_map`, one whose `size_hint` says nothing, or one that claims
-    /// at most 10 items whatever it holds) is built in bulk
+    /// at most 10 or 100 items whatever it holds) is built in bulk
     /// when it turns out as large as one that does: into a placed tree at
     /// most twice its size. Into an empty tree it is built in bulk at once,
     /// even when it turns out short. The bulk build leaves the entry array
@@ -1591,29 +1591,29 @@ mod tests {
                 "flat_map",
                 "no hint",
                 "a low hint",
+                "a hint of 100",
                 #[cfg(feature = "parallel")]
                 "parallel",
             ];
             for what in kinds {
                 let mut tree = start();
-                let silent = || Hint(batch(), (0, None));
-                // A hint that says at most 10 items, whatever the batch holds.
-                let low = || Hint(batch(), (0, Some(10)));
-                let keys = match what {
-                    "filter" => tree.insert_many(batch().filter(|_| true)),
-                    "flat_map" => tree.insert_many(batch().flat_map(Some)),
-                    "a low hint" => tree.insert_many(low()),
-                    #[cfg(feature = "parallel")]
-                    "parallel" => tree.par_insert_many(silent()),
-                    _ => tree.insert_many(silent()),
+                let items: Box<dyn Iterator<Item = (Aabb, u32)>> = match what {
+                    "filter" => Box::new(batch().filter(|_| true)),
+                    "flat_map" => Box::new(batch().flat_map(Some)),
+                    // A hint that says at most 10 items, whatever the
+                    // batch holds.
+                    "a low hint" => Box::new(Hint(batch(), (0, Some(10)))),
+                    // At most 100: more than 64, whatever the batch holds.
+                    "a hint of 100" => Box::new(Hint(batch(), (0, Some(100)))),
+                    _ => Box::new(Hint(batch(), (0, None))),
                 };
                 // Into an empty tree, a batch that may hold more than 64
                 // items goes in bulk before it is counted.
-                let most = match what {
-                    "filter" => batch().filter(|_| true).size_hint().1,
-                    "flat_map" => batch().flat_map(Some).size_hint().1,
-                    "a low hint" => low().size_hint().1,
-                    _ => silent().size_hint().1,
+                let most = items.size_hint().1;
+                let keys = match what {
+                    #[cfg(feature = "parallel")]
+                    "parallel" => tree.par_insert_many(items),
+                    _ => tree.insert_many(items),
                 };
                 let bulk = bulk || (before == 0 && most.is_none_or(|most| most > 64));
                 let what = format!("{what}, {len} items into {before}");
