@@ -239,7 +239,9 @@ pub(crate) struct Place {
 #[derive(Clone, Debug)]
 pub(crate) struct Slab<T> {
     pub(crate) slots: Vec<Slot<T>>,
-    /// Where each slot's item lives (see [`Place`]), as long as `slots`.
+    /// Where each slot's item lives (see [`Place`]), as long as `slots`
+    /// (but for the slots a bulk build into an empty tree is filling: see
+    /// [`push_unplaced`](Slab::push_unplaced)).
     pub(crate) places: Vec<Place>,
     pub(crate) free_head: u32,
     pub(crate) len: usize,
@@ -380,6 +382,41 @@ impl<T> Slab<T> {
         let idx = self.fill_head(value, false);
         debug_assert_eq!(self.places[idx].pos, pos, "the clear placed the refill");
         (self.key_at(idx), idx)
+    }
+
+    /// Stores `value` in a new slot at the end, with no place yet, and
+    /// returns the slot's index: for a bulk build into a slab without a
+    /// free slot, which holds the items' places only once their entries
+    /// are gathered ([`place_new`](Slab::place_new) gives them one), so
+    /// that the gather's peak does not hold them too. Until then the slab
+    /// has fewer places than slots.
+    pub(crate) fn push_unplaced(&mut self, value: T) -> usize {
+        debug_assert_eq!(self.free_head, NONE, "a slab with free slots");
+        assert!(
+            self.slots.len() < RETIRED as usize,
+            "quadrat: more than 2^32 - 1 items"
+        );
+        self.slots.push(Slot::Full {
+            value,
+            generation: self.seed,
+        });
+        self.len += 1;
+        self.slots.len() - 1
+    }
+
+    /// Gives every slot that [`push_unplaced`](Slab::push_unplaced) filled
+    /// a place, (0, 0), for the build to overwrite.
+    pub(crate) fn place_new(&mut self) {
+        self.places.resize(self.slots.len(), Place::default());
+    }
+
+    /// [`try_reserve`](Slab::try_reserve) of the slots alone, for a batch
+    /// that [`push_unplaced`](Slab::push_unplaced) stores.
+    pub(crate) fn try_reserve_slots(&mut self, additional: usize) {
+        let needed = self.len.saturating_add(additional);
+        let _ = self
+            .slots
+            .try_reserve(needed.saturating_sub(self.slots.len()));
     }
 
     /// Stores `value`, returning its new key and slot index.
@@ -736,6 +773,45 @@ mod tests {
             slab.insert(v, 0, v);
         }
         slab
+    }
+
+    /// A bulk insert into a tree whose every slot is retired gives its
+    /// items new slots after those, with no place until their entries are
+    /// gathered; a caller's iterator that panics midway leaves the tree as
+    /// it was, slots and places alike, and the next batch goes in whole.
+    #[test]
+    fn a_bulk_insert_after_retired_slots_takes_back_its_slots_whole() {
+        use crate::{Aabb, QuadTree};
+        use std::panic::{AssertUnwindSafe, catch_unwind};
+        let mut tree = QuadTree::new(Aabb::new([0.0, 0.0], [100.0, 100.0]));
+        for i in 0..3 {
+            tree.insert(Aabb::from_point([i as f32, 1.0]), 100);
+        }
+        tree.validate().unwrap();
+        for idx in 0..3 {
+            // The last generation: the removal retires the slot.
+            tree.slab.slots[idx].set_generation(NonZeroU32::MAX);
+            let key = tree.slab.key_at(idx);
+            assert_eq!(tree.remove(key), Some(100));
+        }
+        assert_eq!(tree.slab.free_head, super::NONE, "every slot retired");
+        let boxes: Vec<Aabb> = (0..100)
+            .map(|i| Aabb::from_point([(i % 10) as f32, (i / 10) as f32]))
+            .collect();
+        let failing = boxes.iter().enumerate().map(|(i, &b)| {
+            assert!(i != 70, "the caller's iterator fails");
+            (b, i)
+        });
+        assert!(catch_unwind(AssertUnwindSafe(|| tree.insert_many(failing))).is_err());
+        tree.validate().unwrap();
+        assert!(tree.is_empty());
+        assert_eq!((tree.slab.slots.len(), tree.slab.places.len()), (3, 3));
+        let keys = tree.insert_many(boxes.iter().copied().zip(0..));
+        tree.validate().unwrap();
+        for (i, k) in keys.into_iter().enumerate() {
+            assert_eq!((k.index(), tree.get(k)), (3 + i as u32, Some(&i)));
+        }
+        assert_eq!(tree.slab.places.len(), 103);
     }
 
     /// The slot indices the next `n` inserts get.

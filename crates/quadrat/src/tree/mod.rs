@@ -347,7 +347,9 @@ pub struct QuadTree<T> {
     /// Scratch of `try_update_all`: one bit per node whose run changed.
     pub(crate) dirty: Vec<u64>,
     /// Scratch of the bulk build: each entry's destination in the node
-    /// being partitioned (one byte per item, kept for the next rebuild).
+    /// being partitioned (one byte per item, kept for the next rebuild;
+    /// freed by a bulk `insert_many` into an empty tree, like `order`:
+    /// see `fill_empty` in `build.rs`).
     pub(crate) cats: Vec<u8>,
     /// `true` while the items inserted one by one into an empty tree wait
     /// to be placed: they sit in `entries` in insertion order, their slots
