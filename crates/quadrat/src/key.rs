@@ -405,18 +405,18 @@ impl<T> Slab<T> {
     }
 
     /// Gives every slot that [`push_unplaced`](Slab::push_unplaced) filled
-    /// a place, (0, 0), for the build to overwrite.
+    /// a place, (0, 0): for the build to overwrite, or for
+    /// [`take_back`](Slab::take_back) to pop with its slot.
     pub(crate) fn place_new(&mut self) {
         self.places.resize(self.slots.len(), Place::default());
     }
 
-    /// [`try_reserve`](Slab::try_reserve) of the slots alone, for a batch
-    /// that [`push_unplaced`](Slab::push_unplaced) stores.
+    /// Room for `additional` new slots where it can be had (see
+    /// [`try_reserve`](Slab::try_reserve)), and for no place: for a batch
+    /// that [`push_unplaced`](Slab::push_unplaced) stores, each item in a
+    /// new slot (retired slots taking none).
     pub(crate) fn try_reserve_slots(&mut self, additional: usize) {
-        let needed = self.len.saturating_add(additional);
-        let _ = self
-            .slots
-            .try_reserve(needed.saturating_sub(self.slots.len()));
+        let _ = self.slots.try_reserve(additional);
     }
 
     /// Stores `value`, returning its new key and slot index.
@@ -426,17 +426,9 @@ impl<T> Slab<T> {
             self.places[idx] = Place { node, pos };
             idx
         } else {
-            assert!(
-                self.slots.len() < RETIRED as usize,
-                "quadrat: more than 2^32 - 1 items"
-            );
-            self.slots.push(Slot::Full {
-                value,
-                generation: self.seed,
-            });
+            let idx = self.push_unplaced(value);
             self.places.push(Place { node, pos });
-            self.len += 1;
-            self.slots.len() - 1
+            idx
         };
         (self.key_at(idx), idx)
     }
@@ -812,6 +804,8 @@ mod tests {
             assert_eq!((k.index(), tree.get(k)), (3 + i as u32, Some(&i)));
         }
         assert_eq!(tree.slab.places.len(), 103);
+        // The build's scratch is freed: a tree filled once keeps none.
+        assert_eq!((tree.cats.capacity(), tree.order.capacity()), (0, 0));
     }
 
     /// The slot indices the next `n` inserts get.

@@ -336,7 +336,8 @@ pub struct QuadTree<T> {
     /// node, and leaves that must split.
     pub(crate) movers: Vec<(u32, Aabb)>,
     pub(crate) splits: Vec<u32>,
-    /// Scratch of `refit_below_all`: the nodes in breadth-first order.
+    /// Scratch of `refit_below_all`: the nodes in breadth-first order
+    /// (freed with `cats`).
     pub(crate) order: Vec<u32>,
     /// Scratch of `place_in_bulk`: the nodes by where their runs sit, and
     /// the movers' entries by where they go.
@@ -348,8 +349,8 @@ pub struct QuadTree<T> {
     pub(crate) dirty: Vec<u64>,
     /// Scratch of the bulk build: each entry's destination in the node
     /// being partitioned (one byte per item, kept for the next rebuild;
-    /// freed by a bulk `insert_many` into an empty tree, like `order`:
-    /// see `fill_empty` in `build.rs`).
+    /// freed by a bulk `insert_many` into a tree with no items and no
+    /// free slot, like `order`: see `fill_empty` in `build.rs`).
     pub(crate) cats: Vec<u8>,
     /// `true` while the items inserted one by one into an empty tree wait
     /// to be placed: they sit in `entries` in insertion order, their slots

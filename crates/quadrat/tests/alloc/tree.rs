@@ -255,6 +255,7 @@ pub(crate) fn bulk_builds_peak_near_what_they_hold() {
     assert_eq!(tree.len(), n);
     let keys_bytes = keys.capacity() * size_of::<quadrat::Key>();
     let held = held as usize - keys_bytes;
+    // The boxes and the sorted indices, less the places (two `u32`s each).
     let gather = size_of::<Aabb>() + size_of::<u32>() - 2 * size_of::<u32>();
     let bound = held + held / 100 + n * (gather.max(size_of::<quadrat::Key>()) + 1);
     assert!(
