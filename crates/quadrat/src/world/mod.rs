@@ -247,7 +247,7 @@ impl Body {
 /// assert_eq!((events.began[0].a, events.began[0].b), (a, c));
 /// assert_eq!(events.ended, &[(a, b)]);
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct CollisionWorld<T> {
     /// The broad phase; values are the user's.
     pub(crate) tree: QuadTree<T>,
@@ -1156,6 +1156,25 @@ impl<T> CollisionWorld<T> {
     #[must_use]
     pub fn tree(&self) -> &QuadTree<T> {
         &self.tree
+    }
+}
+
+impl<T: Clone> Clone for CollisionWorld<T> {
+    /// A copy of the world: its bodies, keys, broad phase and the last
+    /// step's events, so that the copy's next step reports what the
+    /// original's would; without the scratch that steps and batch moves
+    /// keep for their next call (see [`QuadTree`]'s `clone`).
+    fn clone(&self) -> CollisionWorld<T> {
+        CollisionWorld {
+            tree: self.tree.clone(),
+            placed: self.placed.clone(),
+            filters: self.filters.clone(),
+            steps: self.steps.clone(),
+            changed: self.changed.clone(),
+            marked: self.marked.clone(),
+            all_changed: self.all_changed,
+            moves: Vec::new(),
+        }
     }
 }
 

@@ -99,7 +99,7 @@ pub struct Events<'a> {
 }
 
 /// The last step's results, and the buffers the next one reuses.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub(crate) struct StepBuffers {
     pub(crate) contacts: Vec<ContactPair>,
     previous: Vec<ContactPair>,
@@ -128,6 +128,44 @@ pub(crate) struct StepBuffers {
     pub(crate) exact_tests: usize,
     pub(crate) changed: usize,
     pub(crate) full_pass: bool,
+}
+
+impl Clone for StepBuffers {
+    /// The last step's events and figures, without the scratch (as
+    /// [`shrink_to_fit`](StepBuffers::shrink_to_fit) leaves them). Every
+    /// field is named, as there.
+    fn clone(&self) -> StepBuffers {
+        let StepBuffers {
+            contacts,
+            previous: _,
+            began,
+            ended,
+            pairs: _,
+            sorted: _,
+            counts: _,
+            fresh: _,
+            dropped: _,
+            unions: _,
+            group: _,
+            order: _,
+            found: _,
+            hits: _,
+            candidates,
+            exact_tests,
+            changed,
+            full_pass,
+        } = self;
+        StepBuffers {
+            contacts: contacts.clone(),
+            began: began.clone(),
+            ended: ended.clone(),
+            candidates: *candidates,
+            exact_tests: *exact_tests,
+            changed: *changed,
+            full_pass: *full_pass,
+            ..StepBuffers::default()
+        }
+    }
 }
 
 impl StepBuffers {
@@ -567,5 +605,86 @@ fn began_and_ended(
                 j += 1;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Aabb, CollisionWorld, Filter, Key, Shape};
+
+    /// The events of a step, owned.
+    type Owned = (
+        Vec<super::ContactPair>,
+        Vec<super::ContactPair>,
+        Vec<(Key, Key)>,
+    );
+
+    fn step(world: &mut CollisionWorld<u32>) -> Owned {
+        let e = world.step();
+        (e.contacts.to_vec(), e.began.to_vec(), e.ended.to_vec())
+    }
+
+    /// A copy of a world that has stepped, with moves pending, holds none
+    /// of the scratch of its steps or of its batch moves, and steps as the
+    /// original does: the same contacts, and the same pairs begun and
+    /// ended against the last step's contacts.
+    #[test]
+    fn a_copy_holds_no_scratch_and_steps_the_same() {
+        let mut world = CollisionWorld::new(Aabb::new([0.0, 0.0], [200.0, 200.0]));
+        let at = |i: usize, t: f32| {
+            let (x, y) = ((i % 20) as f32 * 10.0, (i / 20) as f32 * 10.0);
+            [
+                x + 3.0 * (t + i as f32).sin(),
+                y + 3.0 * (1.7 * t + i as f32).cos(),
+            ]
+        };
+        let keys: Vec<Key> = (0..400)
+            .map(|i| {
+                world.add(
+                    Shape::Circle { radius: 5.5 },
+                    at(i, 0.0),
+                    Filter::ALL,
+                    i as u32,
+                )
+            })
+            .collect();
+        let moves = |t: f32| keys.iter().enumerate().map(move |(i, &k)| (k, at(i, t)));
+        step(&mut world);
+        world.set_positions(moves(1.0));
+        let (contacts, _, _) = step(&mut world);
+        assert!(!contacts.is_empty());
+        // Changes pending when the copy is made.
+        world.set_positions(moves(2.0).take(60));
+        world.remove(keys[7]);
+        let mut copy = world.clone();
+        assert!(world.moves.capacity() > 0 && world.steps.pairs.capacity() > 0);
+        let s = &copy.steps;
+        for scratch in [
+            copy.moves.capacity(),
+            s.previous.capacity(),
+            s.pairs.capacity(),
+            s.sorted.capacity(),
+            s.counts.capacity(),
+            s.fresh.capacity(),
+            s.dropped.capacity(),
+            s.unions.capacity(),
+            s.group.capacity(),
+            s.order.capacity(),
+            s.found.capacity(),
+            s.hits.capacity(),
+        ] {
+            assert_eq!(scratch, 0);
+        }
+        assert_eq!(s.contacts, world.steps.contacts);
+        for t in [3.0, 4.0] {
+            let a = step(&mut world);
+            let b = step(&mut copy);
+            assert_eq!(a, b, "the step after the copy, then the next");
+            assert!(!a.1.is_empty() && !a.2.is_empty(), "pairs begin and end");
+            world.set_positions(moves(t));
+            copy.set_positions(moves(t));
+        }
+        world.tree.validate().unwrap();
+        copy.tree.validate().unwrap();
     }
 }
