@@ -378,8 +378,9 @@ impl<T: Clone> Clone for QuadTree<T> {
     /// answers, without the scratch its builds and updates keep for their
     /// next call (the copy makes that again when it needs it, as after
     /// [`shrink_to_fit`](QuadTree::shrink_to_fit)). After frames of
-    /// `par_update_all` over 1M uniform boxes, that scratch holds a new box
-    /// per slot, 16 MB: a copy holds 45.5 MB where it held 62.7–63.0 (after
+    /// `par_update_all` over 1M uniform boxes (`u32` values), that scratch
+    /// takes 17 MB, 16 of them a new box per slot: a copy holds 45.5 MB
+    /// where it held 62.7–63.0 (after
     /// `update_all`, 45.5 where 46.7; ARCHITECTURE.md, *Bulk build*).
     fn clone(&self) -> QuadTree<T> {
         QuadTree {
@@ -410,7 +411,7 @@ impl<T: Clone> Clone for QuadTree<T> {
 }
 
 /// The scratch of `update::place_in_bulk`, kept between calls.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub(crate) struct Placing {
     /// `(start << 32) | node` for every node of the tree.
     pub(crate) runs: Vec<u64>,
@@ -1523,10 +1524,11 @@ mod tests {
         tree.validate().unwrap();
     }
 
-    /// A copy of a tree that has been updated, in bulk and in parallel,
-    /// holds none of the scratch those keep, and is the same tree: the
-    /// same nodes, order, keys and pairs, before and after the same
-    /// changes, and after a clear and the same refill.
+    /// A copy of a tree that has been updated, in parallel and in all three
+    /// ways `update_all` re-places movers (a rebuild, the bulk placement,
+    /// one by one), holds none of the scratch those keep, and is the same
+    /// tree: the same nodes, order, keys and pairs, before and after the
+    /// same changes of each kind, and after a clear and the same refill.
     #[test]
     fn a_copy_holds_no_scratch_and_is_the_same_tree() {
         let s = Scenario::new(Layout::MixedSizes, 20_000, 8);
@@ -1538,22 +1540,41 @@ mod tests {
         };
         let mut tree = QuadTree::with_config(s.world, config);
         let keys = tree.insert_many(boxes.iter().copied().zip(0u32..));
-        let frame =
-            |tree: &mut QuadTree<u32>, boxes: &mut Vec<Aabb>, shift: f32, parallel: bool| {
-                for (i, b) in boxes.iter_mut().enumerate() {
-                    let d = if i % 3 == 0 { 40.0 } else { 0.6 };
-                    *b = b.translate([d * (shift + i as f32).sin(), d * (shift * 1.3).cos()]);
-                }
-                let at = |k: Key| boxes[k.index() as usize];
-                if parallel {
-                    #[cfg(feature = "parallel")]
-                    tree.par_update_all(|k, _, _| at(k));
-                } else {
-                    tree.update_all(|k, _, _| at(k));
-                }
-            };
-        frame(&mut tree, &mut boxes, 0.37, false);
-        frame(&mut tree, &mut boxes, 0.74, true);
+        // Every `every`-th item jumps 40 units, the others stay: a third
+        // of them calls for a rebuild, a thirtieth (3.3%, above 1/128) for
+        // the bulk placement, a three-hundredth (below 1/128) for moves
+        // one by one.
+        let frame = |tree: &mut QuadTree<u32>,
+                     boxes: &mut Vec<Aabb>,
+                     shift: f32,
+                     every: usize,
+                     parallel: bool| {
+            for (i, b) in boxes.iter_mut().enumerate().step_by(every) {
+                let d = 40.0;
+                *b = b.translate([d * (shift + i as f32).sin(), d * (shift * 1.3).cos()]);
+            }
+            let at = |k: Key| boxes[k.index() as usize];
+            if parallel {
+                #[cfg(feature = "parallel")]
+                tree.par_update_all(|k, _, _| at(k));
+            } else {
+                tree.update_all(|k, _, _| at(k));
+            }
+        };
+        frame(&mut tree, &mut boxes, 0.37, 3, true);
+        frame(&mut tree, &mut boxes, 0.74, 3, false);
+        frame(&mut tree, &mut boxes, 0.91, 30, false);
+        assert!(
+            tree.placing.runs.capacity() > 0 && tree.placing.arrivals.capacity() > 0,
+            "the bulk placement keeps its scratch"
+        );
+        frame(&mut tree, &mut boxes, 1.03, 300, false);
+        assert!(tree.movers.capacity() > 0 && tree.dirty.capacity() > 0);
+        #[cfg(feature = "parallel")]
+        assert!(
+            tree.fresh.capacity() > 0,
+            "par_update_all keeps its scratch"
+        );
         tree.remove(keys[5]);
         tree.update(keys[6], Aabb::from_point([1.0, 1.0]));
         let same = |a: &QuadTree<u32>, b: &QuadTree<u32>, what: &str| {
@@ -1565,12 +1586,6 @@ mod tests {
             assert_eq!(a.pairs(), b.pairs(), "{what}: pairs");
         };
         let mut copy = tree.clone();
-        #[cfg(feature = "parallel")]
-        assert!(
-            tree.fresh.capacity() > 0,
-            "par_update_all keeps its scratch"
-        );
-        assert!(tree.dirty.capacity() > 0, "update_all keeps its scratch");
         #[cfg(feature = "parallel")]
         assert_eq!(copy.fresh.capacity(), 0);
         for scratch in [
@@ -1587,9 +1602,11 @@ mod tests {
         }
         same(&tree, &copy, "copied");
         let mut twin = boxes.clone();
-        frame(&mut tree, &mut boxes, 1.11, false);
-        frame(&mut copy, &mut twin, 1.11, false);
-        same(&tree, &copy, "both updated");
+        for (shift, every) in [(1.11, 300), (1.23, 30), (1.37, 3), (1.41, 30)] {
+            frame(&mut tree, &mut boxes, shift, every, false);
+            frame(&mut copy, &mut twin, shift, every, false);
+            same(&tree, &copy, &format!("both updated, every {every}th item"));
+        }
         // A clear and the same refill hand out the same keys.
         for t in [&mut tree, &mut copy] {
             t.clear();

@@ -624,10 +624,12 @@ mod tests {
         (e.contacts.to_vec(), e.began.to_vec(), e.ended.to_vec())
     }
 
-    /// A copy of a world that has stepped, with moves pending, holds none
-    /// of the scratch of its steps or of its batch moves, and steps as the
-    /// original does: the same contacts, and the same pairs begun and
-    /// ended against the last step's contacts.
+    /// A copy of a world that has stepped, by full passes and incremental
+    /// steps, with moves pending, holds none of the scratch of its steps
+    /// or of its batch moves, and steps as the original does: the same
+    /// contacts, and the same pairs begun and ended against the last
+    /// step's contacts, in steps that change few bodies (incremental) and
+    /// all of them (a full pass).
     #[test]
     fn a_copy_holds_no_scratch_and_steps_the_same() {
         let mut world = CollisionWorld::new(Aabb::new([0.0, 0.0], [200.0, 200.0]));
@@ -648,13 +650,23 @@ mod tests {
                 )
             })
             .collect();
-        let moves = |t: f32| keys.iter().enumerate().map(move |(i, &k)| (k, at(i, t)));
+        // All bodies, or every 16th (25 of 400, below the eighth of the
+        // bodies from which a step is a full pass).
+        let moves = |t: f32, every: usize| {
+            keys.iter()
+                .enumerate()
+                .step_by(every)
+                .map(move |(i, &k)| (k, at(i, t)))
+        };
         step(&mut world);
-        world.set_positions(moves(1.0));
+        world.set_positions(moves(1.0, 1));
         let (contacts, _, _) = step(&mut world);
         assert!(!contacts.is_empty());
+        world.set_positions(moves(1.5, 16));
+        step(&mut world);
+        assert!(world.steps.found.capacity() > 0, "an incremental step");
         // Changes pending when the copy is made.
-        world.set_positions(moves(2.0).take(60));
+        world.set_positions(moves(2.0, 16));
         world.remove(keys[7]);
         let mut copy = world.clone();
         assert!(world.moves.capacity() > 0 && world.steps.pairs.capacity() > 0);
@@ -676,14 +688,24 @@ mod tests {
             assert_eq!(scratch, 0);
         }
         assert_eq!(s.contacts, world.steps.contacts);
-        for t in [3.0, 4.0] {
+        let (mut began, mut ended, mut full) = (0, 0, Vec::new());
+        for (t, every) in [(3.0, 16), (4.0, 1), (5.0, 16), (6.0, 16)] {
             let a = step(&mut world);
             let b = step(&mut copy);
-            assert_eq!(a, b, "the step after the copy, then the next");
-            assert!(!a.1.is_empty() && !a.2.is_empty(), "pairs begin and end");
-            world.set_positions(moves(t));
-            copy.set_positions(moves(t));
+            assert_eq!(a, b, "the steps after the copy");
+            assert_eq!(world.steps.full_pass, copy.steps.full_pass);
+            full.push(world.steps.full_pass);
+            began += a.1.len();
+            ended += a.2.len();
+            world.set_positions(moves(t, every));
+            copy.set_positions(moves(t, every));
         }
+        assert!(began > 0 && ended > 0, "pairs begin and end");
+        assert_eq!(
+            full,
+            [false, false, true, false],
+            "which steps were full passes"
+        );
         world.tree.validate().unwrap();
         copy.tree.validate().unwrap();
     }

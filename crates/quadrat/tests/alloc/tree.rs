@@ -192,9 +192,9 @@ fn settles(
 }
 
 /// A tree built in bulk holds little more than a copy of itself, whose
-/// vectors are cloned to their lengths, and the scratch a build keeps for
-/// the next one (a category byte an item and the nodes' order), which a
-/// copy leaves out: the build gives back what growing its node arrays by
+/// vectors are cloned to their lengths, and, when placed by a change, the
+/// scratch its build keeps for the next one (a category byte an item and
+/// the nodes' order), which a copy leaves out: the build gives back what growing its node arrays by
 /// doubling left spare (at 1M uniform boxes, the tree held 61.3 MB where
 /// its copy holds 54.1).
 pub(crate) fn bulk_builds_keep_little_spare_room() {
@@ -223,7 +223,11 @@ pub(crate) fn bulk_builds_keep_little_spare_room() {
                 tree.validate().unwrap();
                 let (copy, exact) = held_by(|| tree.clone());
                 assert_eq!(copy.len(), tree.len());
-                let scratch = (n + tree.nodes().count() * size_of::<u32>()) as isize;
+                // `insert_many` into a new tree frees its build's scratch.
+                let scratch = match name {
+                    "insert_many" => 0,
+                    _ => (n + tree.nodes().count() * size_of::<u32>()) as isize,
+                };
                 assert!(
                     held <= exact + exact / 25 + scratch,
                     "{name}, {layout:?}, n = {n}: the tree holds {held} bytes, a copy {exact}"
