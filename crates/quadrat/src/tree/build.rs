@@ -252,9 +252,9 @@ impl<T> QuadTree<T> {
 
     /// Rebuilds the whole tree from its items' current boxes, reusing its
     /// allocations (the first rebuild after `insert_many` into a new tree
-    /// makes the build's scratch again, which that frees): the nodes are made again top-down with one in-place
-    /// partition pass per level, and every node's items end up contiguous,
-    /// in depth-first order. Keys, values and boxes are unchanged, and so is
+    /// makes the build's scratch again, which that frees): the nodes are
+    /// made again top-down with one in-place partition pass per level, and
+    /// every node's items end up contiguous, in depth-first order. Keys, values and boxes are unchanged, and so is
     /// the tree's shape, which depends only on the items.
     ///
     /// Queries and pairs are fastest right after a rebuild. Starting from

@@ -380,8 +380,8 @@ impl<T: Clone> Clone for QuadTree<T> {
     /// [`shrink_to_fit`](QuadTree::shrink_to_fit)). After frames of
     /// `par_update_all` over 1M uniform boxes (`u32` values), that scratch
     /// takes 17 MB, 16 of them a new box per slot: a copy holds 45.5 MB
-    /// where it held 62.7–63.0 (after
-    /// `update_all`, 45.5 where 46.7; ARCHITECTURE.md, *Bulk build*).
+    /// where it held 62.7–63.0 (after `update_all`, 45.5 where 46.7;
+    /// ARCHITECTURE.md, *Bulk build*).
     fn clone(&self) -> QuadTree<T> {
         QuadTree {
             world: self.world,
