@@ -586,7 +586,57 @@ fn partition(
     if node.depth >= limits.max_depth {
         return Split::Leaf(0);
     }
+    let counts = categorize(
+        &part.entries[lo..hi],
+        &mut part.cats[lo..hi],
+        &Sorter::of(geo),
+    );
+    split(part, lo, hi, counts, limits)
+}
+
+/// [`partition`] with the category pass split into jobs of
+/// [`map_parts`]: for the root of a parallel build, whose partition the
+/// calling thread would otherwise make alone, before any job starts. Each
+/// entry's category depends only on the entry and the node, so the
+/// categories and the tree are the same.
+#[cfg(feature = "parallel")]
+fn par_partition(part: &mut Part<'_>, node: &Node, geo: &Geo, limits: Limits) -> Split {
+    let len = part.entries.len();
+    if node.depth >= limits.max_depth {
+        return Split::Leaf(0);
+    }
     let sorter = Sorter::of(geo);
+    let size = len
+        .div_ceil(rayon::current_num_threads() * CATEGORY_JOBS)
+        .max(CATEGORY_MIN);
+    let entries = &*part.entries;
+    let jobs: Vec<(&[Entry], &mut [u8])> = entries
+        .chunks(size)
+        .zip(part.cats.chunks_mut(size))
+        .collect();
+    let counts = map_parts(jobs, |_, (es, cs)| categorize(es, cs, &sorter))
+        .into_iter()
+        .fold([0usize; 5], |sum, c| {
+            core::array::from_fn(|i| sum[i] + c[i])
+        });
+    split(part, 0, len, counts, limits)
+}
+
+/// Jobs per thread of the pool in [`par_partition`]'s category pass: a
+/// few more than threads, so that a thread that starts late finds a share
+/// left.
+#[cfg(feature = "parallel")]
+const CATEGORY_JOBS: usize = 4;
+
+/// The fewest entries a job of [`par_partition`]'s category pass takes.
+#[cfg(feature = "parallel")]
+const CATEGORY_MIN: usize = 1024;
+
+/// Writes into `cats` the category of each entry of `entries` for the node
+/// `sorter` stands for (its quadrant, or [`STAYS`]), and returns how many
+/// entries each category has.
+#[inline]
+fn categorize(entries: &[Entry], cats: &mut [u8], sorter: &Sorter) -> [usize; 5] {
     // One pass computes every entry's destination and remembers it. The
     // counts live in one register, 12 bits per category, emptied into
     // `counts` every `BATCH` entries: consecutive entries mostly share a
@@ -594,8 +644,6 @@ fn partition(
     // would make each increment wait for the last one's store.
     const BATCH: usize = 4095;
     let mut counts = [0usize; 5];
-    let cats = &mut part.cats[lo..hi];
-    let entries = &part.entries[lo..hi];
     for (es, cs) in entries.chunks(BATCH).zip(cats.chunks_mut(BATCH)) {
         let mut acc = 0u64;
         for (e, cat) in es.iter().zip(cs.iter_mut()) {
@@ -608,6 +656,12 @@ fn partition(
             *count += ((acc >> (12 * c)) & 0xFFF) as usize;
         }
     }
+    counts
+}
+
+/// The rest of [`partition`], once the categories of `lo..hi` are written
+/// and counted: a leaf, or the range partitioned in place by category.
+fn split(part: &mut Part<'_>, lo: usize, hi: usize, counts: [usize; 5], limits: Limits) -> Split {
     let load = (hi - lo) - counts[STAYS];
     if load <= limits.max_items {
         return Split::Leaf(load as u32);
@@ -762,7 +816,14 @@ fn par_build_subtree(
         build_subtree(&mut part, &mut nodes, &mut geos, 0, 0, len, limits);
         return (nodes, geos);
     }
-    let (load, begin, end) = match partition(&mut part, &nodes[0], &geo, 0, len, limits) {
+    // The root's partition alone runs before any job: its category pass,
+    // a stream through every entry, is split too.
+    let root = if levels == PAR_LEVELS {
+        par_partition(&mut part, &nodes[0], &geo, limits)
+    } else {
+        partition(&mut part, &nodes[0], &geo, 0, len, limits)
+    };
+    let (load, begin, end) = match root {
         Split::Leaf(load) => {
             finish(&mut part, &mut nodes[0], 0, len, load);
             return (nodes, geos);

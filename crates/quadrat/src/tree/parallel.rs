@@ -1,6 +1,7 @@
 //! Building and pair finding on several threads (feature `parallel`).
 
 use super::QuadTree;
+use super::order::AHEAD;
 use super::pairs::ordered_keys;
 use crate::error::Error;
 use crate::geom::Aabb;
@@ -268,7 +269,15 @@ impl<T: Sync> QuadTree<T> {
         if self.all_entries_live() {
             let fresh = &fresh;
             map_chunks(&mut self.entries, CHUNK, |_, stretch| {
-                for e in stretch {
+                // The boxes are read by slot, at random: each is fetched
+                // `AHEAD` entries before it is read.
+                for i in 0..stretch.len() {
+                    if let Some(next) = stretch.get(i + AHEAD)
+                        && let Some(b) = fresh.get(next.owner as usize)
+                    {
+                        crate::prefetch::prefetch(b);
+                    }
+                    let e = &mut stretch[i];
                     let b = fresh[e.owner as usize];
                     if !b.min.x.is_nan() {
                         e.aabb = b;
