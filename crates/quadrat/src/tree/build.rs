@@ -602,6 +602,11 @@ fn partition(
 #[cfg(feature = "parallel")]
 fn par_partition(part: &mut Part<'_>, node: &Node, geo: &Geo, limits: Limits) -> Split {
     let len = part.entries.len();
+    debug_assert_eq!(part.cats.len(), len, "a category byte per entry");
+    if rayon::current_num_threads() == 1 {
+        // The jobs would run one after the other on the calling thread.
+        return partition(part, node, geo, 0, len, limits);
+    }
     if node.depth >= limits.max_depth {
         return Split::Leaf(0);
     }
@@ -628,7 +633,8 @@ fn par_partition(part: &mut Part<'_>, node: &Node, geo: &Geo, limits: Limits) ->
 #[cfg(feature = "parallel")]
 const CATEGORY_JOBS: usize = 4;
 
-/// The fewest entries a job of [`par_partition`]'s category pass takes.
+/// The fewest entries a job of [`par_partition`]'s category pass takes
+/// (but the last, which takes what is left).
 #[cfg(feature = "parallel")]
 const CATEGORY_MIN: usize = 1024;
 
@@ -702,7 +708,7 @@ fn split(part: &mut Part<'_>, lo: usize, hi: usize, counts: [usize; 5], limits: 
     Split::Inner(load as u32, begin, end)
 }
 
-/// What one entry of each category adds to the counts `partition` keeps
+/// What one entry of each category adds to the counts `categorize` keeps
 /// in one register, 12 bits a category: a load, where the shift by
 /// `12 * c` took a multiply and a shift.
 const COUNT: [u64; 5] = [1, 1 << 12, 1 << 24, 1 << 36, 1 << 48];
@@ -798,7 +804,9 @@ type Subtree = (Vec<Node>, Vec<Geo>);
 const PAR_MIN: usize = 4096;
 
 /// Builds the subtree of `root` over the whole part, the subtrees of its
-/// children as jobs of [`map_parts`] for `levels` more levels. Returns the
+/// children as jobs of [`map_parts`] for `levels` more levels; at the top
+/// (`levels` is [`PAR_LEVELS`]), the root's category pass is split into
+/// jobs too ([`par_partition`]). Returns the
 /// subtree's nodes, `root` first, laid out as `build_subtree` lays them
 /// out, and their geometry (`geo` first).
 #[cfg(feature = "parallel")]
@@ -816,14 +824,14 @@ fn par_build_subtree(
         build_subtree(&mut part, &mut nodes, &mut geos, 0, 0, len, limits);
         return (nodes, geos);
     }
-    // The root's partition alone runs before any job: its category pass,
-    // a stream through every entry, is split too.
-    let root = if levels == PAR_LEVELS {
+    // The root's partition alone runs before any quadrant's job: its
+    // category pass, a stream through every entry, is split too.
+    let top = if levels == PAR_LEVELS {
         par_partition(&mut part, &nodes[0], &geo, limits)
     } else {
         partition(&mut part, &nodes[0], &geo, 0, len, limits)
     };
-    let (load, begin, end) = match root {
+    let (load, begin, end) = match top {
         Split::Leaf(load) => {
             finish(&mut part, &mut nodes[0], 0, len, load);
             return (nodes, geos);

@@ -78,7 +78,8 @@ pub(crate) fn gather_in_morton_order<E: Sync, O: Send>(
 }
 
 /// How far ahead of its reads [`gather_by`] prefetches (and
-/// `QuadTree::gather_by_slot`).
+/// `QuadTree::gather_by_slot`, and `par_update_all`'s rewrite of the
+/// entries).
 pub(crate) const AHEAD: usize = 16;
 
 /// From how many items a bulk build sorts them along the Morton curve
@@ -90,7 +91,7 @@ pub(crate) const PRESORT_MIN: usize = 1024;
 /// From how many bytes of items [`gather_by`] prefetches: below, they
 /// mostly sit in the cache, and the prefetches only add instructions (at
 /// 100k boxes, 2% of `insert_many`'s).
-const PREFETCH_MIN: usize = 4 << 20;
+pub(crate) const PREFETCH_MIN: usize = 4 << 20;
 
 /// Appends `make(at(k))` for every `k` of `order` to `out`, where `make(i)`
 /// reads `items[i]`: independent reads in random places, so the item

@@ -1,7 +1,7 @@
 //! Building and pair finding on several threads (feature `parallel`).
 
 use super::QuadTree;
-use super::order::AHEAD;
+use super::order::{AHEAD, PREFETCH_MIN};
 use super::pairs::ordered_keys;
 use crate::error::Error;
 use crate::geom::Aabb;
@@ -268,13 +268,14 @@ impl<T: Sync> QuadTree<T> {
         // otherwise one thread writes them by slot.
         if self.all_entries_live() {
             let fresh = &fresh;
+            let far = core::mem::size_of_val(fresh.as_slice()) >= PREFETCH_MIN;
             map_chunks(&mut self.entries, CHUNK, |_, stretch| {
                 // The boxes are read by slot, at random: each is fetched
-                // `AHEAD` entries before it is read.
+                // `AHEAD` entries before it is read, where they are too
+                // many for the cache (as `order::gather_by` fetches).
                 for i in 0..stretch.len() {
-                    if let Some(next) = stretch.get(i + AHEAD)
-                        && let Some(b) = fresh.get(next.owner as usize)
-                    {
+                    let ahead = stretch.get(i + AHEAD);
+                    if far && let Some(b) = ahead.and_then(|e| fresh.get(e.owner as usize)) {
                         crate::prefetch::prefetch(b);
                     }
                     let e = &mut stretch[i];

@@ -713,6 +713,7 @@ fn parallel_build_equals_sequential_build() {
             Config {
                 max_items: 2,
                 max_depth: 0,
+                par_min_items: 0,
                 ..Config::default()
             },
         ] {
