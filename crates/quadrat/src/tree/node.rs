@@ -244,8 +244,17 @@ pub(crate) fn quadrant(cell: &Aabb, c: Vec2) -> usize {
 /// from the load it shared between the two tests, three instructions more
 /// per box, and a rebuild of 300k uniform boxes ran 1.10× the instructions
 /// (callgrind).
+///
+/// The centre is not rounded to `f32` here. Along each axis, the centre
+/// `midpoint(lo, hi)` is `(lo + hi) * 0.5` in `f64` rounded to `f32`, and
+/// rounding is monotone, so `midpoint(lo, hi) >= mid` holds exactly when
+/// the sum `lo + hi` in `f64` is at least one threshold, the smallest sum
+/// that rounds to `mid` or above ([`at_least`]). The test compares the
+/// sum with it, and gives [`quadrant`]'s answer for every box.
 pub(crate) struct Sorter {
-    mid: Vec2,
+    /// Per axis, the least `f64` sum of a box's two bounds whose centre
+    /// lies at or past the cell's centre.
+    split: [f64; 2],
     kids: [[f64; 4]; 4],
 }
 
@@ -253,8 +262,9 @@ impl Sorter {
     /// The sorter of the node whose geometry is `geo`.
     #[inline]
     pub(crate) fn of(geo: &Geo) -> Sorter {
+        let mid = geo.cell.center();
         Sorter {
-            mid: geo.cell.center(),
+            split: [at_least(mid.x), at_least(mid.y)],
             kids: geo
                 .children_loose()
                 .map(|k| [k.min.x, k.min.y, k.max.x, k.max.y].map(f64::from)),
@@ -267,12 +277,36 @@ impl Sorter {
     pub(crate) fn place(&self, b: &Aabb) -> (usize, bool) {
         let lo = [f64::from(b.min.x), f64::from(b.min.y)];
         let hi = [f64::from(b.max.x), f64::from(b.max.y)];
-        let c = b.center();
-        let q = usize::from(c.x >= self.mid.x) | (usize::from(c.y >= self.mid.y) << 1);
+        let sum = [lo[0] + hi[0], lo[1] + hi[1]];
+        let past = [sum[0] >= self.split[0], sum[1] >= self.split[1]];
+        let q = usize::from(past[0]) | (usize::from(past[1]) << 1);
         let k = &self.kids[q];
         let fits = (k[0] <= lo[0]) & (k[1] <= lo[1]) & (hi[0] <= k[2]) & (hi[1] <= k[3]);
         (q, fits)
     }
+}
+
+/// The least `f64` sum `s` of two `f32` bounds such that their centre,
+/// `(s * 0.5) as f32` (see `geom::midpoint`), is at least `mid`. The centre
+/// grows with the sum, so `centre >= mid` exactly when `s >= at_least(mid)`.
+///
+/// Between `mid` and the `f32` below it, half-way is exact in `f64`; a
+/// centre there rounds to the one of the two whose last bit is even. The
+/// least centre in `f64` is half-way or the next `f64` up, and twice it is
+/// exact. Below `-f32::MAX` no `f32` lies, and every sum qualifies.
+fn at_least(mid: f32) -> f64 {
+    let below = mid.next_down();
+    if below == f32::NEG_INFINITY {
+        return f64::NEG_INFINITY;
+    }
+    let half_way = (f64::from(below) + f64::from(mid)) * 0.5;
+    let least = if half_way as f32 >= mid {
+        half_way
+    } else {
+        half_way.next_up()
+    };
+    debug_assert!(least as f32 >= mid && (least.next_down() as f32) < mid);
+    least * 2.0
 }
 
 /// A cell grown by half its width and height on every side.
@@ -352,3 +386,134 @@ impl NodeStack {
 
 // What a question reads of a node stays within 60 bytes (see `Node`).
 const _: () = assert!(core::mem::size_of::<Node>() == 60);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::geom::midpoint;
+    use crate::scenario::Rng;
+
+    /// `f32` values `k` steps away from `v` (toward +∞ when `k > 0`).
+    fn steps(v: f32, k: i32) -> f32 {
+        let mut v = v;
+        for _ in 0..k.unsigned_abs() {
+            v = if k > 0 { v.next_up() } else { v.next_down() };
+        }
+        v
+    }
+
+    /// Centres of every kind: zeros of both signs, subnormals, the
+    /// smallest normals, ordinary values with an odd and an even last bit,
+    /// the largest values, and random bits.
+    fn mids() -> Vec<f32> {
+        let mut mids = vec![
+            0.0,
+            -0.0,
+            f32::from_bits(1),
+            -f32::from_bits(1),
+            f32::from_bits(2),
+            f32::MIN_POSITIVE,
+            -f32::MIN_POSITIVE,
+            1.0,
+            -1.0,
+            1.0f32.next_up(),
+            0.1,
+            -250.5,
+            500.0,
+            1e30,
+            f32::MAX,
+            -f32::MAX,
+            f32::MAX.next_down(),
+            (-f32::MAX).next_up(),
+        ];
+        let mut rng = Rng::new(7);
+        while mids.len() < 400 {
+            let v = f32::from_bits(rng.next_u64() as u32);
+            if v.is_finite() {
+                mids.push(v);
+            }
+        }
+        mids
+    }
+
+    #[test]
+    fn at_least_is_the_least_sum_whose_centre_reaches_the_mid() {
+        for mid in mids() {
+            let t = at_least(mid);
+            // Every pair of bounds near `mid`, the ties half-way between two
+            // `f32` among them: the threshold answers as the centre does.
+            for i in -3..=3 {
+                for j in -3..=3 {
+                    let (lo, hi) = (steps(mid, i), steps(mid, j));
+                    if !(lo.is_finite() && hi.is_finite() && lo <= hi) {
+                        continue;
+                    }
+                    let sum = f64::from(lo) + f64::from(hi);
+                    assert_eq!(
+                        sum >= t,
+                        midpoint(lo, hi) >= mid,
+                        "mid {mid:e} ({:#x}), bounds {lo:e} and {hi:e}",
+                        mid.to_bits()
+                    );
+                }
+            }
+            // The least such sum: the `f64` just below it falls short.
+            if t.is_finite() {
+                assert!((t * 0.5) as f32 >= mid, "mid {mid:e}");
+                assert!(((t * 0.5).next_down() as f32) < mid, "mid {mid:e}");
+            } else {
+                assert_eq!(mid, -f32::MAX);
+            }
+        }
+    }
+
+    #[test]
+    fn the_sorter_places_as_quadrant_and_the_child_loose_bounds() {
+        let mut rng = Rng::new(11);
+        // Worlds from a few subnormal steps wide to the whole `f32` range.
+        let worlds = [
+            Aabb::new([0.0, 0.0], [1000.0, 1000.0]),
+            Aabb::new([-1.0, -3.0], [1.0, 5.0]),
+            Aabb::new([0.0, 0.0], [f32::from_bits(7), f32::from_bits(5)]),
+            Aabb::new([-1e-38, 2e-39], [3e-38, 1e-38]),
+            Aabb::new([-f32::MAX, -f32::MAX], [f32::MAX, f32::MAX]),
+            Aabb::new([1e30, -1e30], [3e30, 1e30]),
+        ];
+        for world in worlds {
+            // The root and nodes down a few random paths.
+            let mut geo = Geo::root(world);
+            for _ in 0..12 {
+                let sorter = Sorter::of(&geo);
+                let mid = geo.cell.center();
+                let check = |b: Aabb| {
+                    if b.validate().is_err() {
+                        return;
+                    }
+                    let q = quadrant(&geo.cell, b.center());
+                    let fits = geo.child(q).loose.contains(&b);
+                    assert_eq!(sorter.place(&b), (q, fits), "{b:?} in {:?}", geo.cell);
+                };
+                for _ in 0..300 {
+                    // Bounds a few steps around the centre: ties and the
+                    // centre's own bits.
+                    let near = |v: f32, rng: &mut Rng| steps(v, rng.below(9) as i32 - 4);
+                    let (x0, x1) = (near(mid.x, &mut rng), near(mid.x, &mut rng));
+                    let (y0, y1) = (near(mid.y, &mut rng), near(mid.y, &mut rng));
+                    check(Aabb::new(
+                        [x0.min(x1), y0.min(y1)],
+                        [x0.max(x1), y0.max(y1)],
+                    ));
+                    // Boxes anywhere in and around the cell, of any size up
+                    // to the cell's.
+                    let c = geo.loose;
+                    let (w, h) = (c.max.x - c.min.x, c.max.y - c.min.y);
+                    let x = c.min.x + w * rng.unit();
+                    let y = c.min.y + h * rng.unit();
+                    let (dx, dy) = (w * rng.unit() * rng.unit(), h * rng.unit() * rng.unit());
+                    check(Aabb::new([x, y], [x + dx, y + dy]));
+                }
+                geo = geo.child(rng.below(4) as usize);
+            }
+        }
+    }
+}
