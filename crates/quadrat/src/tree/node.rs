@@ -238,22 +238,22 @@ pub(crate) fn quadrant(cell: &Aabb, c: Vec2) -> usize {
 /// in a run (a build's partition, a leaf's recount): the quadrant of the
 /// centre, as [`quadrant`] finds it, and whether that child's loose bounds
 /// hold the box, as `Aabb::contains` tests. The children's bounds are kept
-/// in `f64`, where the centre is computed: each corner of the box is
+/// in `f64`, where the box's bounds are summed: each corner of the box is
 /// converted once for both tests, exactly, since every `f32` is an `f64`.
-/// With the bounds in `f32`, the compiler rebuilt the box's lower corner
-/// from the load it shared between the two tests, three instructions more
-/// per box, and a rebuild of 300k uniform boxes ran 1.10× the instructions
-/// (callgrind).
+/// (When the centre was still computed here, with the bounds in `f32`, the
+/// compiler rebuilt the box's lower corner from the load it shared between
+/// the two tests, three instructions more per box, and a rebuild of 300k
+/// uniform boxes ran 1.10× the instructions; callgrind.)
 ///
-/// The centre is not rounded to `f32` here. Along each axis, the centre
+/// No centre is rounded to `f32` here. Along each axis, the centre
 /// `midpoint(lo, hi)` is `(lo + hi) * 0.5` in `f64` rounded to `f32`, and
 /// rounding is monotone, so `midpoint(lo, hi) >= mid` holds exactly when
-/// the sum `lo + hi` in `f64` is at least one threshold, the smallest sum
-/// that rounds to `mid` or above ([`at_least`]). The test compares the
-/// sum with it, and gives [`quadrant`]'s answer for every box.
+/// the sum `lo + hi` in `f64` is at least one threshold, the least `f64`
+/// whose half rounds to `mid` or above ([`at_least`]). The test compares
+/// the sum with it, and gives [`quadrant`]'s answer for every box.
 pub(crate) struct Sorter {
-    /// Per axis, the least `f64` sum of a box's two bounds whose centre
-    /// lies at or past the cell's centre.
+    /// Per axis, the least `f64` `s` such that a box whose bounds sum to
+    /// `s` has its centre at or past the cell's centre.
     split: [f64; 2],
     kids: [[f64; 4]; 4],
 }
@@ -286,14 +286,17 @@ impl Sorter {
     }
 }
 
-/// The least `f64` sum `s` of two `f32` bounds such that their centre,
-/// `(s * 0.5) as f32` (see `geom::midpoint`), is at least `mid`. The centre
-/// grows with the sum, so `centre >= mid` exactly when `s >= at_least(mid)`.
+/// The least `f64` `s` such that `(s * 0.5) as f32`, the centre of two
+/// bounds that sum to `s` (see `geom::midpoint`), is at least `mid`. The
+/// centre grows with the sum, so `centre >= mid` exactly when
+/// `s >= at_least(mid)`.
 ///
 /// Between `mid` and the `f32` below it, half-way is exact in `f64`; a
-/// centre there rounds to the one of the two whose last bit is even. The
-/// least centre in `f64` is half-way or the next `f64` up, and twice it is
-/// exact. Below `-f32::MAX` no `f32` lies, and every sum qualifies.
+/// value there rounds to the one of the two whose last bit is even. The
+/// least `f64` that rounds to `mid` or above is therefore the half-way
+/// point when `mid`'s last bit is even, and otherwise the next `f64` up;
+/// twice it is exact. Below `-f32::MAX` lies no finite `f32`, and every
+/// sum qualifies.
 fn at_least(mid: f32) -> f64 {
     let below = mid.next_down();
     if below == f32::NEG_INFINITY {
@@ -479,20 +482,44 @@ mod tests {
             Aabb::new([-f32::MAX, -f32::MAX], [f32::MAX, f32::MAX]),
             Aabb::new([1e30, -1e30], [3e30, 1e30]),
         ];
-        for world in worlds {
-            // The root and nodes down a few random paths.
+        // The root and the nodes down a random path, and down the paths
+        // along the upper right and the lower left corners of the world.
+        for (world, path) in worlds
+            .into_iter()
+            .flat_map(|w| [(w, None), (w, Some(3)), (w, Some(0))])
+        {
             let mut geo = Geo::root(world);
             for _ in 0..12 {
                 let sorter = Sorter::of(&geo);
                 let mid = geo.cell.center();
+                let checked = core::cell::Cell::new(0);
                 let check = |b: Aabb| {
                     if b.validate().is_err() {
                         return;
                     }
+                    checked.set(checked.get() + 1);
                     let q = quadrant(&geo.cell, b.center());
                     let fits = geo.child(q).loose.contains(&b);
                     assert_eq!(sorter.place(&b), (q, fits), "{b:?} in {:?}", geo.cell);
                 };
+                // Sums that `f64` cannot hold exactly: the whole range, and a
+                // subnormal bound beside one near twice the centre; and sums
+                // past `f32::MAX` (in the widest world), of boxes from the
+                // cell's upper edge whose centre lies within steps of its.
+                check(Aabb::new([-f32::MAX, -f32::MAX], [f32::MAX, f32::MAX]));
+                let hi = geo.cell.max;
+                let mirror = |m: f32, h: f32| (2.0 * f64::from(m) - f64::from(h)) as f32;
+                for k in -2..=2 {
+                    let (lx, ly) = (steps(mirror(mid.x, hi.x), k), steps(mirror(mid.y, hi.y), k));
+                    check(Aabb::new([lx.min(hi.x), ly.min(hi.y)], [hi.x, hi.y]));
+                }
+                let tiny = f32::from_bits(1);
+                for k in -2..=2 {
+                    let (tx, ty) = (steps(mid.x * 2.0, k), steps(mid.y * 2.0, k));
+                    for t in [tiny, -tiny] {
+                        check(Aabb::new([t.min(tx), t.min(ty)], [t.max(tx), t.max(ty)]));
+                    }
+                }
                 for _ in 0..300 {
                     // Bounds a few steps around the centre: ties and the
                     // centre's own bits.
@@ -503,16 +530,34 @@ mod tests {
                         [x0.min(x1), y0.min(y1)],
                         [x0.max(x1), y0.max(y1)],
                     ));
-                    // Boxes anywhere in and around the cell, of any size up
-                    // to the cell's.
-                    let c = geo.loose;
-                    let (w, h) = (c.max.x - c.min.x, c.max.y - c.min.y);
-                    let x = c.min.x + w * rng.unit();
-                    let y = c.min.y + h * rng.unit();
-                    let (dx, dy) = (w * rng.unit() * rng.unit(), h * rng.unit() * rng.unit());
+                    // Boxes anywhere in the loose bounds (in the cell where
+                    // those reach past `f32`), up to half as wide and tall.
+                    let finite = |a: &Aabb| {
+                        a.min.x.is_finite()
+                            && a.max.x.is_finite()
+                            && a.min.y.is_finite()
+                            && a.max.y.is_finite()
+                    };
+                    let c = if finite(&geo.loose) {
+                        geo.loose
+                    } else {
+                        geo.cell
+                    };
+                    let (u, v) = (rng.unit(), rng.unit());
+                    let x = c.min.x * (1.0 - u) + c.max.x * u;
+                    let y = c.min.y * (1.0 - v) + c.max.y * v;
+                    let half = |lo: f32, hi: f32| hi * 0.5 - lo * 0.5;
+                    let dx = half(c.min.x, c.max.x) * rng.unit() * rng.unit();
+                    let dy = half(c.min.y, c.max.y) * rng.unit() * rng.unit();
                     check(Aabb::new([x, y], [x + dx, y + dy]));
                 }
-                geo = geo.child(rng.below(4) as usize);
+                assert!(
+                    checked.get() >= 400,
+                    "{} boxes checked in {:?}",
+                    checked.get(),
+                    geo.cell
+                );
+                geo = geo.child(path.unwrap_or_else(|| rng.below(4) as usize));
             }
         }
     }

@@ -389,9 +389,9 @@ impl Grid {
     /// The Z-order code of the cell holding `c` (16 bits an axis at most).
     ///
     /// Each coordinate is clamped by `max` and `min`, which give what
-    /// `clamp` gives here (a NaN, from a world wider than `f32` holds,
-    /// becomes 0, as its conversion made it) without `clamp`'s check of
-    /// its bounds on every call; and both axes are spread at once.
+    /// `clamp` gives here (a NaN, `0 × ∞` in a world too wide or too narrow
+    /// for `f32`, becomes 0, as its conversion made it) without `clamp`'s
+    /// check of its bounds on every call; and both axes are spread at once.
     #[inline]
     fn code(&self, c: Vec2) -> u32 {
         let q = |v: f32, lo: f32, s: f32| ((v - lo) * s).max(0.0).min(self.top) as u32;
@@ -515,7 +515,9 @@ mod tests {
             Aabb::new([-f32::MAX, -f32::MAX], [f32::MAX, f32::MAX]),
         ];
         for world in worlds {
-            for (cells, top) in [(65535.0, 65535), (32.0, 31), (2.0, 1)] {
+            // The presort's grid, and every grid `nearly_z_ordered` makes.
+            let sides = [2u32, 4, 8, 16, 32].map(|side| (side as f32, side - 1));
+            for (cells, top) in [(65535.0, 65535)].into_iter().chain(sides) {
                 let grid = Grid::new(world, cells, top);
                 let check = |c: Vec2| {
                     assert_eq!(grid.code(c), code_by_axis(&grid, c), "{c:?} in {world:?}");
