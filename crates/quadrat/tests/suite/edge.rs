@@ -335,6 +335,50 @@ fn invalid_boxes_are_refused_and_change_nothing() {
     );
 }
 
+/// An insert refused by an empty tree, or by one whose inserts wait to be
+/// placed (deferred), panics with the reason and changes nothing: the tree
+/// stays empty, or keeps its items, their keys and the keys to come.
+#[test]
+fn invalid_boxes_are_refused_by_empty_and_deferred_trees() {
+    let boxes = |n: u32| (0..n).map(|i| Aabb::from_center([i as f32 * 3.0, 40.0], [2.0, 2.0]));
+    for waiting in [0u32, 1, 70] {
+        let mut tree = QuadTree::new(world());
+        let mut twin = QuadTree::new(world());
+        let keys: Vec<Key> = boxes(waiting)
+            .zip(0..)
+            .map(|(b, i)| tree.insert(b, i))
+            .collect();
+        for (b, i) in boxes(waiting).zip(0..) {
+            twin.insert(b, i);
+        }
+        for (bad, message) in invalid_boxes() {
+            let err = tree.try_insert(bad, 999).unwrap_err();
+            assert_eq!(err.to_string(), message);
+            let caught =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tree.insert(bad, 0)));
+            let msg = caught.unwrap_err();
+            let msg = msg.downcast_ref::<String>().unwrap();
+            assert_eq!(
+                *msg,
+                format!("quadrat: invalid box passed to QuadTree::insert: {message}")
+            );
+        }
+        assert_eq!(tree.len(), waiting as usize, "{waiting} waiting");
+        // The next key is the one the twin, never refused, hands out.
+        let next = Aabb::from_center([50.0, 60.0], [1.0, 1.0]);
+        assert_eq!(
+            tree.insert(next, 7),
+            twin.insert(next, 7),
+            "{waiting} waiting"
+        );
+        tree.validate().unwrap();
+        assert_eq!(tree.pairs(), twin.pairs());
+        for (i, &k) in keys.iter().enumerate() {
+            assert_eq!(tree.get(k), Some(&(i as u32)));
+        }
+    }
+}
+
 #[test]
 fn invalid_world_and_config_are_refused() {
     for (bad, message) in invalid_boxes() {
