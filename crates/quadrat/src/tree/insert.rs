@@ -70,13 +70,13 @@ impl<T> QuadTree<T> {
     }
 
     /// The rest of [`try_insert`](QuadTree::try_insert) when the insert
-    /// is not deferred: the item is placed at once. Kept out of line, with
-    /// the first deferred insert's setup and the panic, so that what is
-    /// left of `insert` (the box's test and a deferred insert, which the
-    /// tutorials' loop makes for every object of every frame) is inlined
-    /// into the caller's loop: where the whole of it was one call that saved
-    /// six registers and set up a 408-byte frame, a refill in the last
-    /// tree's order runs 84 instructions an insert where it ran 109.
+    /// is not deferred: the items of a deferred tree whose index a
+    /// question built are placed first (`undefer`), then this one. Kept
+    /// out of line, with the first deferred insert's setup and the panic,
+    /// so that what is left of `insert`, the box's test and a deferred
+    /// insert (which the tutorials' loop makes for every object of every
+    /// frame), is small enough to be inlined into the caller's loop
+    /// (ARCHITECTURE.md, *Deferred inserts*).
     #[inline(never)]
     fn insert_placed(&mut self, aabb: Aabb, value: T) -> Key {
         self.undefer();

@@ -335,46 +335,116 @@ fn invalid_boxes_are_refused_and_change_nothing() {
     );
 }
 
-/// An insert refused by an empty tree, or by one whose inserts wait to be
-/// placed (deferred), panics with the reason and changes nothing: the tree
-/// stays empty, or keeps its items, their keys and the keys to come.
+std::thread_local! {
+    /// Set while [`panic_of`] runs: where the panic it catches was raised.
+    static CAUGHT_AT: std::cell::RefCell<Option<Option<(String, u32)>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f`, which must panic, and returns the panic's message and the
+/// file and line it names, keeping it out of the test output (every other
+/// panic still reaches the hook installed before).
+fn panic_of<R: std::fmt::Debug>(f: impl FnOnce() -> R) -> (String, String, u32) {
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let mine = CAUGHT_AT.with(|c| {
+                let mut c = c.borrow_mut();
+                let expecting = c.is_some();
+                if expecting {
+                    *c = Some(info.location().map(|l| (l.file().to_owned(), l.line())));
+                }
+                expecting
+            });
+            if !mine {
+                previous(info);
+            }
+        }));
+    });
+    CAUGHT_AT.with(|c| *c.borrow_mut() = Some(None));
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    let at = CAUGHT_AT.with(|c| c.borrow_mut().take()).flatten();
+    let payload = caught.expect_err("a panic");
+    let msg = payload
+        .downcast_ref::<String>()
+        .expect("a formatted message");
+    let (file, line) = at.expect("the panic's location");
+    (msg.clone(), file, line)
+}
+
+/// An insert refused by an empty tree, by one whose inserts wait to be
+/// placed (deferred), by one refilled after a clear, or by a placed one,
+/// panics with the reason at the caller's line and changes nothing: the
+/// tree keeps its items, their keys and the keys to come.
 #[test]
-fn invalid_boxes_are_refused_by_empty_and_deferred_trees() {
+fn invalid_boxes_are_refused_by_empty_deferred_refilled_and_placed_trees() {
     let boxes = |n: u32| (0..n).map(|i| Aabb::from_center([i as f32 * 3.0, 40.0], [2.0, 2.0]));
-    for waiting in [0u32, 1, 70] {
-        let mut tree = QuadTree::new(world());
-        let mut twin = QuadTree::new(world());
-        let keys: Vec<Key> = boxes(waiting)
-            .zip(0..)
-            .map(|(b, i)| tree.insert(b, i))
-            .collect();
-        for (b, i) in boxes(waiting).zip(0..) {
-            twin.insert(b, i);
-        }
+    // (items before the refusals, refilled after a clear, placed)
+    let cases = [
+        (0, false, false),
+        (1, false, false),
+        (70, false, false),
+        (70, true, false),
+        (70, false, true),
+    ];
+    for (waiting, refilled, placed) in cases {
+        let case = format!("{waiting} items, refilled {refilled}, placed {placed}");
+        let setup = |t: &mut QuadTree<u32>| -> Vec<Key> {
+            let mut keys: Vec<Key> = boxes(waiting)
+                .zip(0..)
+                .map(|(b, i)| t.insert(b, i))
+                .collect();
+            if refilled {
+                // A question ranks the items; the clear hands their slots
+                // out again in the tree's order; half of them come back.
+                let _ = t.pairs();
+                t.clear();
+                keys = boxes(waiting / 2)
+                    .zip(0..)
+                    .map(|(b, i)| t.insert(b, i))
+                    .collect();
+            }
+            if placed {
+                let _ = t.pairs();
+                t.insert(Aabb::from_center([90.0, 90.0], [1.0, 1.0]), 999);
+            }
+            keys
+        };
+        let (mut tree, mut twin) = (QuadTree::new(world()), QuadTree::new(world()));
+        let mut keys = setup(&mut tree);
+        setup(&mut twin);
         for (bad, message) in invalid_boxes() {
             let err = tree.try_insert(bad, 999).unwrap_err();
             assert_eq!(err.to_string(), message);
-            let caught =
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tree.insert(bad, 0)));
-            let msg = caught.unwrap_err();
-            let msg = msg.downcast_ref::<String>().unwrap();
+            let line = line!() + 1;
+            let (msg, file, at) = panic_of(|| tree.insert(bad, 0));
             assert_eq!(
-                *msg,
+                msg,
                 format!("quadrat: invalid box passed to QuadTree::insert: {message}")
             );
+            // `#[track_caller]`: the caller's line, not the library's.
+            assert_eq!((file.as_str(), at), (file!(), line), "{case}");
         }
-        assert_eq!(tree.len(), waiting as usize, "{waiting} waiting");
-        // The next key is the one the twin, never refused, hands out.
+        // The rest of the refill, then the next key: those the twin,
+        // never refused, hands out.
+        if refilled {
+            for (t, k) in [(&mut tree, &mut keys), (&mut twin, &mut Vec::new())] {
+                k.extend(
+                    boxes(waiting)
+                        .zip(0u32..)
+                        .skip(waiting as usize / 2)
+                        .map(|(b, i)| t.insert(b, i)),
+                );
+            }
+        }
         let next = Aabb::from_center([50.0, 60.0], [1.0, 1.0]);
-        assert_eq!(
-            tree.insert(next, 7),
-            twin.insert(next, 7),
-            "{waiting} waiting"
-        );
+        assert_eq!(tree.insert(next, 7), twin.insert(next, 7), "{case}");
+        assert_eq!(tree.len(), twin.len(), "{case}");
         tree.validate().unwrap();
-        assert_eq!(tree.pairs(), twin.pairs());
+        assert_eq!(tree.pairs(), twin.pairs(), "{case}");
         for (i, &k) in keys.iter().enumerate() {
-            assert_eq!(tree.get(k), Some(&(i as u32)));
+            assert_eq!(tree.get(k), Some(&(i as u32)), "{case}");
         }
     }
 }
