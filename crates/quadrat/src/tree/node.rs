@@ -532,13 +532,8 @@ mod tests {
                     ));
                     // Boxes anywhere in the loose bounds (in the cell where
                     // those reach past `f32`), up to half as wide and tall.
-                    let finite = |a: &Aabb| {
-                        a.min.x.is_finite()
-                            && a.max.x.is_finite()
-                            && a.min.y.is_finite()
-                            && a.max.y.is_finite()
-                    };
-                    let c = if finite(&geo.loose) {
+                    // (Loose bounds are never inverted: valid means finite.)
+                    let c = if geo.loose.validate().is_ok() {
                         geo.loose
                     } else {
                         geo.cell

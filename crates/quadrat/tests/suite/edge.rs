@@ -1,6 +1,7 @@
 //! Hand-written edge cases, one or more per rule of the contract.
 
 use crate::support::Told;
+use crate::world_model::catch_expected_at;
 use quadrat::{Aabb, Circle, Config, Error, Key, QuadTree, Vec2};
 
 fn world() -> Aabb {
@@ -335,44 +336,6 @@ fn invalid_boxes_are_refused_and_change_nothing() {
     );
 }
 
-std::thread_local! {
-    /// Set while [`panic_of`] runs: where the panic it catches was raised.
-    static CAUGHT_AT: std::cell::RefCell<Option<Option<(String, u32)>>> =
-        const { std::cell::RefCell::new(None) };
-}
-
-/// Runs `f`, which must panic, and returns the panic's message and the
-/// file and line it names, keeping it out of the test output (every other
-/// panic still reaches the hook installed before).
-fn panic_of<R: std::fmt::Debug>(f: impl FnOnce() -> R) -> (String, String, u32) {
-    static HOOK: std::sync::Once = std::sync::Once::new();
-    HOOK.call_once(|| {
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            let mine = CAUGHT_AT.with(|c| {
-                let mut c = c.borrow_mut();
-                let expecting = c.is_some();
-                if expecting {
-                    *c = Some(info.location().map(|l| (l.file().to_owned(), l.line())));
-                }
-                expecting
-            });
-            if !mine {
-                previous(info);
-            }
-        }));
-    });
-    CAUGHT_AT.with(|c| *c.borrow_mut() = Some(None));
-    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
-    let at = CAUGHT_AT.with(|c| c.borrow_mut().take()).flatten();
-    let payload = caught.expect_err("a panic");
-    let msg = payload
-        .downcast_ref::<String>()
-        .expect("a formatted message");
-    let (file, line) = at.expect("the panic's location");
-    (msg.clone(), file, line)
-}
-
 /// An insert refused by an empty tree, by one whose inserts wait to be
 /// placed (deferred), by one refilled after a clear, or by a placed one,
 /// panics with the reason at the caller's line and changes nothing: the
@@ -418,13 +381,15 @@ fn invalid_boxes_are_refused_by_empty_deferred_refilled_and_placed_trees() {
             let err = tree.try_insert(bad, 999).unwrap_err();
             assert_eq!(err.to_string(), message);
             let line = line!() + 1;
-            let (msg, file, at) = panic_of(|| tree.insert(bad, 0));
+            let (caught, at) = catch_expected_at(|| tree.insert(bad, 0));
+            let payload = caught.unwrap_err();
+            let msg = payload.downcast_ref::<String>().unwrap();
             assert_eq!(
-                msg,
+                *msg,
                 format!("quadrat: invalid box passed to QuadTree::insert: {message}")
             );
             // `#[track_caller]`: the caller's line, not the library's.
-            assert_eq!((file.as_str(), at), (file!(), line), "{case}");
+            assert_eq!(at, Some((file!().to_owned(), line)), "{case}");
         }
         // The rest of the refill, then the next key: those the twin,
         // never refused, hands out.

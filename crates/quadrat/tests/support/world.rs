@@ -14,7 +14,7 @@
 
 #![allow(dead_code, unreachable_pub)]
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Once;
@@ -725,25 +725,39 @@ pub fn panicking<T: Clone>(items: &[T], at: usize) -> impl Iterator<Item = T> + 
 thread_local! {
     /// Set while [`catch_expected`] runs: the panic hook stays silent.
     static EXPECTING_PANIC: Cell<bool> = const { Cell::new(false) };
+    /// Where the panic [`catch_expected`] caught last was raised.
+    static CAUGHT_AT: RefCell<Option<(String, u32)>> = const { RefCell::new(None) };
 }
 
 /// Runs `f`, catching its panic, which is expected: the panic hook says
 /// nothing about it (libFuzzer's would abort the process), while every
 /// other panic still reaches the hook that was installed before.
 pub fn catch_expected<R>(f: impl FnOnce() -> R) -> std::thread::Result<R> {
+    catch_expected_at(f).0
+}
+
+/// [`catch_expected`], with the file and line its panic names, if it
+/// panicked.
+pub fn catch_expected_at<R>(
+    f: impl FnOnce() -> R,
+) -> (std::thread::Result<R>, Option<(String, u32)>) {
     static HOOK: Once = Once::new();
     HOOK.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            if !EXPECTING_PANIC.with(Cell::get) {
+            if EXPECTING_PANIC.with(Cell::get) {
+                let at = info.location().map(|l| (l.file().to_owned(), l.line()));
+                CAUGHT_AT.with(|c| *c.borrow_mut() = at);
+            } else {
                 previous(info);
             }
         }));
     });
+    CAUGHT_AT.with(|c| c.borrow_mut().take());
     EXPECTING_PANIC.with(|e| e.set(true));
     let got = catch_unwind(AssertUnwindSafe(f));
     EXPECTING_PANIC.with(|e| e.set(false));
-    got
+    (got, CAUGHT_AT.with(|c| c.borrow_mut().take()))
 }
 
 /// The moves of a batch with keys and positions, picked from the model
