@@ -744,39 +744,42 @@ impl Aabb {
         if finite & (self.min.x <= self.max.x) & (self.min.y <= self.max.y) {
             return Ok(());
         }
-        self.explain_invalid()
+        explain_invalid(self.min.x, self.min.y, self.max.x, self.max.y)
     }
+}
 
-    /// The slow path of [`Aabb::validate`]: which field is wrong.
-    #[cold]
-    fn explain_invalid(&self) -> Result<(), Error> {
-        let fields = [
-            ("min.x", self.min.x),
-            ("min.y", self.min.y),
-            ("max.x", self.max.x),
-            ("max.y", self.max.y),
-        ];
-        for (field, value) in fields {
-            if !value.is_finite() {
-                return Err(Error::NonFinite { field, value });
-            }
+/// The slow path of [`Aabb::validate`]: which field of the box
+/// `[min_x, min_y] .. [max_x, max_y]` is wrong. It takes the four
+/// coordinates, not the box, so that the box need not be written to memory
+/// for its address before the test (see `validate`).
+#[cold]
+fn explain_invalid(min_x: f32, min_y: f32, max_x: f32, max_y: f32) -> Result<(), Error> {
+    let fields = [
+        ("min.x", min_x),
+        ("min.y", min_y),
+        ("max.x", max_x),
+        ("max.y", max_y),
+    ];
+    for (field, value) in fields {
+        if !value.is_finite() {
+            return Err(Error::NonFinite { field, value });
         }
-        if self.min.x > self.max.x {
-            return Err(Error::Inverted {
-                axis: 'x',
-                min: self.min.x,
-                max: self.max.x,
-            });
-        }
-        if self.min.y > self.max.y {
-            return Err(Error::Inverted {
-                axis: 'y',
-                min: self.min.y,
-                max: self.max.y,
-            });
-        }
-        Ok(())
     }
+    if min_x > max_x {
+        return Err(Error::Inverted {
+            axis: 'x',
+            min: min_x,
+            max: max_x,
+        });
+    }
+    if min_y > max_y {
+        return Err(Error::Inverted {
+            axis: 'y',
+            min: min_y,
+            max: max_y,
+        });
+    }
+    Ok(())
 }
 
 /// The smaller of `a` and `b`, or NaN when either is NaN (`f32::min`

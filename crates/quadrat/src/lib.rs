@@ -100,6 +100,7 @@ mod error;
 mod features;
 mod geom;
 mod key;
+mod lanes;
 mod narrow;
 mod prefetch;
 #[doc(hidden)]

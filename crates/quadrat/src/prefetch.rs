@@ -1,4 +1,5 @@
-//! A hint to the processor's cache: the one `unsafe` block of the crate.
+//! A hint to the processor's cache: one of the crate's two kinds of
+//! `unsafe` block (the other is in `lanes.rs`).
 
 /// Asks the processor to start fetching the cache line holding `*r`, and
 /// returns at once: a hint, with no effect on any value. Does nothing off

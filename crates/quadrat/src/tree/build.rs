@@ -753,7 +753,7 @@ fn finish(part: &mut Part<'_>, node: &mut Node, lo: usize, len: usize, load: u32
     node.len = len as u32;
     node.cap = node.len;
     node.load = load;
-    node.tight = run.iter().fold(super::EMPTY, |t, e| t.join(&e.aabb));
+    node.tight = super::runs::tight_of(run);
 }
 
 /// Appends the four children of `nodes[n]`, returning the first's index.

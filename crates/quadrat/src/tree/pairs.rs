@@ -3,6 +3,7 @@
 use super::{Entry, Ix, QuadTree};
 use crate::geom::Aabb;
 use crate::key::Key;
+use crate::lanes::{self, LANES};
 use crate::world::Filter;
 
 /// The layers and masks of a node's items, or-ed together: `own` over the
@@ -95,15 +96,15 @@ fn overlap_y(a: &Aabb, b: &Aabb) -> bool {
     (a.min.y <= b.max.y) & (b.min.y <= a.max.y)
 }
 
-/// How many pairs [`sweep_within`] can hold: it emits them once more than
-/// `PENDING - LANES` are held, before a block that could overflow.
+/// How many pairs [`sweep_within`] and [`Held`] can hold: they are emitted
+/// once more than `PENDING - LANES` are held, before a block that could
+/// overflow.
 const PENDING: usize = 64;
 
-/// How many candidates [`sweep_within`] tests at a time, without a branch.
-const LANES: usize = 4;
-
 /// Reports every intersecting pair within one run sorted by `min.x`: each
-/// entry meets the entries after it until one starts right of its end.
+/// entry meets the entries after it until one starts right of its end. The
+/// walk sweeps a run of at most [`SHORT`] entries with [`sweep_short`],
+/// and a longer one with this.
 ///
 /// Within a node, whether two boxes that overlap in x also overlap in y
 /// is about as often true as not, so a branch on it mispredicts often;
@@ -181,6 +182,242 @@ fn sweep_within<E: FnMut(&Entry, &Entry) + ?Sized, C: Tally>(
         }
     }
     flush(&ij[..k], emit, tally);
+}
+
+/// The longest run [`sweep_short`] takes: [`FILTER`], the default
+/// [`Config::max_items`](crate::Config::max_items), so that a leaf's run
+/// mostly fits. Its places fit in a byte.
+const SHORT: usize = FILTER;
+
+const _: () = assert!(SHORT + LANES <= 256);
+
+/// Entries' coordinates as [`sweep_short`] and [`cross_columns`] read
+/// them, an array a coordinate, with [`LANES`] places past the longest
+/// run for a last block that reaches past its end.
+pub(crate) struct Columns {
+    min_x: [f32; SHORT + LANES],
+    min_y: [f32; SHORT + LANES],
+    max_x: [f32; SHORT + LANES],
+    max_y: [f32; SHORT + LANES],
+}
+
+impl Columns {
+    fn new() -> Columns {
+        Columns {
+            min_x: [f32::INFINITY; SHORT + LANES],
+            min_y: [0.0; SHORT + LANES],
+            max_x: [0.0; SHORT + LANES],
+            max_y: [0.0; SHORT + LANES],
+        }
+    }
+
+    /// Copies the coordinates of `boxes` (at most [`SHORT`]: more panics)
+    /// to the front of the columns, and sets the [`LANES`] places after
+    /// them to candidates that meet nothing: no box of the tree (finite)
+    /// ends at or right of an infinite start. Returns how many boxes there
+    /// were.
+    #[inline(always)]
+    fn fill<'e>(&mut self, boxes: impl Iterator<Item = &'e Aabb>) -> usize {
+        let mut n = 0;
+        for (t, b) in boxes.enumerate() {
+            self.min_x[t] = b.min.x;
+            self.min_y[t] = b.min.y;
+            self.max_x[t] = b.max.x;
+            self.max_y[t] = b.max.y;
+            n = t + 1;
+        }
+        self.min_x[n..n + LANES].fill(f32::INFINITY);
+        n
+    }
+
+    /// The coordinates of `j..j + LANES` in `column`.
+    #[inline(always)]
+    fn block(column: &[f32; SHORT + LANES], j: usize) -> &[f32; LANES] {
+        column[j..j + LANES]
+            .try_into()
+            .expect("a block is LANES long")
+    }
+}
+
+/// The pairs a sweep of [`sweep_short`] or [`cross_columns`] holds before
+/// it hands them on, as places in its runs (bytes): `first[..k]` with
+/// `second[..k]`.
+struct Held {
+    first: [u8; PENDING],
+    second: [u8; PENDING],
+    k: usize,
+}
+
+impl Held {
+    fn new() -> Held {
+        Held {
+            first: [0; PENDING],
+            second: [0; PENDING],
+            k: 0,
+        }
+    }
+
+    /// Whether the next block may not fit.
+    #[inline(always)]
+    fn full(&self) -> bool {
+        self.k > PENDING - LANES
+    }
+
+    /// Holds the pairs of place `i` with each candidate of the block from
+    /// place `j` that `hit` has (bit `t`: place `j + t`), in order. All
+    /// [`LANES`] places are stored, at the end of what is held, and only as
+    /// many as hit are kept.
+    #[inline(always)]
+    fn push(&mut self, i: usize, j: usize, hit: usize) {
+        let k = self.k;
+        // Places below 256: adding `j` to each byte carries into none.
+        let places = HITS[hit] + (j as u32) * 0x0101_0101;
+        self.second[k..k + LANES].copy_from_slice(&places.to_le_bytes());
+        self.first[k..k + LANES].copy_from_slice(&((i as u32) * 0x0101_0101).to_le_bytes());
+        self.k = k + usize::from(HIT_COUNT[hit]);
+    }
+
+    /// Hands each pair held on, as entries of `a` and `b`, and empties.
+    #[inline(always)]
+    fn flush<E: FnMut(&Entry, &Entry) + ?Sized, C: Tally>(
+        &mut self,
+        a: &[Entry],
+        b: &[Entry],
+        emit: &mut E,
+        tally: &mut C,
+    ) {
+        for (&i, &j) in self.first[..self.k].iter().zip(&self.second[..self.k]) {
+            tally.pair();
+            emit(&a[usize::from(i)], &b[usize::from(j)]);
+        }
+        self.k = 0;
+    }
+}
+
+/// For each mask of the candidates of a block that hit (bit `t`: the
+/// block's `t`-th), their places in the block, first to last, one a byte
+/// from the low byte; the bytes after the last hit hold `LANES - 1`. With
+/// the block's first place added to every byte, the word holds the places
+/// in the run of the hits, and stored whole, they land in order at the end
+/// of what is held, where only as many as hit are kept.
+const HITS: [u32; 16] = {
+    let mut table = [0u32; 16];
+    let mut m = 0;
+    while m < 16 {
+        let mut word = 0u32;
+        let mut at = 0;
+        let mut t = 0;
+        while t < LANES {
+            if m & (1 << t) != 0 {
+                word |= (t as u32) << (8 * at);
+                at += 1;
+            }
+            t += 1;
+        }
+        while at < LANES {
+            word |= ((LANES - 1) as u32) << (8 * at);
+            at += 1;
+        }
+        table[m] = word;
+        m += 1;
+    }
+    table
+};
+
+/// How many candidates each mask of [`HITS`] has.
+const HIT_COUNT: [u8; 16] = [0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4];
+
+/// [`sweep_within`] of a run of at most [`SHORT`] entries: its
+/// coordinates are first copied into `cols`, so that a block of
+/// [`LANES`] candidates is read with one load a coordinate and tested at
+/// once ([`lanes::sweep_masks`]), and each block's hits are kept by one
+/// store of their places (a byte each, [`HITS`]). The pairs are the same,
+/// met in the same order, and `tally` counts the same tests.
+///
+/// The sweep over entries made each candidate's three tests apart and
+/// stored a pair for each, in a chain: where that pair went depended on
+/// whether the last candidate hit (ARCHITECTURE.md, *Queries and pairs*,
+/// gives the measured gain).
+#[inline]
+fn sweep_short<E: FnMut(&Entry, &Entry) + ?Sized, C: Tally>(
+    run: &[Entry],
+    cols: &mut Columns,
+    emit: &mut E,
+    tally: &mut C,
+) {
+    let n = run.len();
+    // Once a run: every block below starts before `n`.
+    assert!(n <= SHORT, "a short run");
+    if n < 2 {
+        return;
+    }
+    cols.fill(run.iter().map(|e| &e.aabb));
+    let mut held = Held::new();
+    for (i, a) in run.iter().enumerate() {
+        let a = &a.aabb;
+        let mut j = i + 1;
+        while j < n {
+            if held.full() {
+                held.flush(run, run, emit, tally);
+            }
+            let (near, hit) = lanes::sweep_masks(
+                Columns::block(&cols.min_x, j),
+                Columns::block(&cols.min_y, j),
+                Columns::block(&cols.max_y, j),
+                a,
+            );
+            held.push(i, j, hit);
+            // Sorted by `min.x`: the candidates in reach come first, and
+            // once one starts right of `a`'s end, so does every later one.
+            let reach = (!near).trailing_zeros() as usize;
+            let inside = (n - j).min(LANES);
+            // What a sweep branching on each candidate would have
+            // compared: those in reach, and the first one out of it.
+            tally.box_tests((reach + usize::from(reach < inside)) as u64);
+            if reach < LANES {
+                break;
+            }
+            j += LANES;
+        }
+    }
+    held.flush(run, run, emit, tally);
+}
+
+/// [`cross`] over `b`'s coordinates in `cols` (as [`Columns::fill`] left
+/// them): each entry of `a` is tested against a block of [`LANES`] entries
+/// of `b` at once ([`lanes::touch_mask`]), and each block's hits are held
+/// by one store of their places ([`Held::push`]). The pairs are the same,
+/// met in the same order, and `tally` counts the same tests.
+#[inline]
+fn cross_columns<E: FnMut(&Entry, &Entry) + ?Sized, C: Tally>(
+    a: &[Entry],
+    b: &[Entry],
+    cols: &Columns,
+    emit: &mut E,
+    tally: &mut C,
+) {
+    // Once a call: every block below starts before `b.len()`.
+    assert!(a.len() <= FILTER && b.len() <= FILTER, "filtered runs");
+    let mut held = Held::new();
+    for (i, x) in a.iter().enumerate() {
+        tally.box_tests(b.len() as u64);
+        let mut j = 0;
+        while j < b.len() {
+            if held.full() {
+                held.flush(a, b, emit, tally);
+            }
+            let hit = lanes::touch_mask(
+                Columns::block(&cols.min_x, j),
+                Columns::block(&cols.min_y, j),
+                Columns::block(&cols.max_x, j),
+                Columns::block(&cols.max_y, j),
+                &x.aabb,
+            );
+            held.push(i, j, hit);
+            j += LANES;
+        }
+    }
+    held.flush(a, b, emit, tally);
 }
 
 /// Reports every intersecting pair with one entry from each of two runs
@@ -287,6 +524,15 @@ pub(crate) struct PairFinder<'t, E: ?Sized, C = NoTally> {
     tally: C,
     near_a: [Entry; FILTER + 1],
     near_b: [Entry; FILTER + 1],
+    /// The places [`filter_at`] keeps in each run of [`runs`](Self::runs).
+    /// Kept here, set up once a walk: as arrays of `runs`, each call began
+    /// by zeroing both (520 bytes, a call to `memset`), and at 100k
+    /// drifting boxes those calls took 3–4% of the walk (`perf`).
+    at_a: [u32; FILTER + 1],
+    at_b: [u32; FILTER + 1],
+    /// The columns [`sweep_short`] copies a run into, and [`runs`](Self::runs)
+    /// the entries of `b`'s run it kept.
+    cols: Columns,
     /// Per node, the layer unions of its items, when the walk filters by
     /// layer; empty when it does not.
     unions: &'t [NodeFilter],
@@ -327,6 +573,9 @@ impl<'t, E: FnMut(&Entry, &Entry) + ?Sized, C: Tally> PairFinder<'t, E, C> {
             tally,
             near_a: [Entry::VACANT; FILTER + 1],
             near_b: [Entry::VACANT; FILTER + 1],
+            at_a: [0; FILTER + 1],
+            at_b: [0; FILTER + 1],
+            cols: Columns::new(),
             unions: &[],
             warm: None,
         }
@@ -371,7 +620,12 @@ impl<'t, E: FnMut(&Entry, &Entry) + ?Sized, C: Tally> PairFinder<'t, E, C> {
             warm(ix.run(n));
         }
         if self.may_interact(n, true, n, true) {
-            sweep_within(ix.run(n), self.emit, &mut self.tally);
+            let run = ix.run(n);
+            if run.len() <= SHORT {
+                sweep_short(run, &mut self.cols, self.emit, &mut self.tally);
+            } else {
+                sweep_within(run, self.emit, &mut self.tally);
+            }
         }
         if node.len > 0 && !node.is_leaf() {
             for q in 0..4 {
@@ -516,16 +770,15 @@ impl<'t, E: FnMut(&Entry, &Entry) + ?Sized, C: Tally> PairFinder<'t, E, C> {
         let (ta, tb) = (ix.tight(a), ix.tight(b));
         let (ra, rb) = (ix.run(a), ix.run(b));
         let tally = &mut self.tally;
-        let mut ia = [0u32; FILTER + 1];
-        let Some(ka) = filter_at(ra, &tb, &mut ia, tally) else {
+        let (ia, ib) = (&mut self.at_a, &mut self.at_b);
+        let Some(ka) = filter_at(ra, &tb, ia, tally) else {
             sweep_between(ra, rb, self.emit, tally);
             return;
         };
         if ka == 0 {
             return;
         }
-        let mut ib = [0u32; FILTER + 1];
-        let Some(kb) = filter_at(rb, &ta, &mut ib, tally) else {
+        let Some(kb) = filter_at(rb, &ta, ib, tally) else {
             sweep_between(ra, rb, self.emit, tally);
             return;
         };
@@ -535,7 +788,9 @@ impl<'t, E: FnMut(&Entry, &Entry) + ?Sized, C: Tally> PairFinder<'t, E, C> {
         for (d, &i) in self.near_b.iter_mut().zip(&ib[..kb]) {
             *d = rb[i as usize];
         }
-        cross(&self.near_a[..ka], &self.near_b[..kb], self.emit, tally);
+        let near_b = &self.near_b[..kb];
+        self.cols.fill(near_b.iter().map(|e| &e.aabb));
+        cross_columns(&self.near_a[..ka], near_b, &self.cols, self.emit, tally);
     }
 }
 
@@ -1046,6 +1301,133 @@ impl<E: FnMut(&Entry, &Entry) + ?Sized> CrossFinder<'_, E> {
         match filter(ry, &tx, &mut self.near_b, tally) {
             Some(fy) => cross(fx, fy, self.emit, tally),
             None => sweep_between(rx, ry, self.emit, tally),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::geom::Vec2;
+    use core::num::NonZeroU32;
+
+    /// A small generator, so that the runs below are the same every time.
+    struct Gen(u64);
+
+    impl Gen {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % n
+        }
+
+        /// A coordinate on a coarse grid, so that boxes often share an
+        /// edge or a corner, with both signed zeros.
+        fn coord(&mut self) -> f32 {
+            match self.below(12) {
+                0 => -0.0,
+                1 => 0.0,
+                k => (k as f32 - 6.0) * 0.5,
+            }
+        }
+
+        /// `n` entries, their owners `0..n`.
+        fn entries(&mut self, n: usize) -> Vec<Entry> {
+            (0..n)
+                .map(|i| {
+                    let (x0, y0) = (self.coord(), self.coord());
+                    let (w, h) = (self.below(4) as f32 * 0.5, self.below(4) as f32 * 0.5);
+                    Entry {
+                        aabb: Aabb {
+                            min: Vec2::new(x0, y0),
+                            max: Vec2::new(x0 + w, y0 + h),
+                        },
+                        owner: i as u32,
+                        generation: NonZeroU32::MIN,
+                    }
+                })
+                .collect()
+        }
+    }
+
+    /// What a sweep reported: its pairs, as owners in the order met, and
+    /// its tally.
+    fn record(
+        sweep: impl FnOnce(&mut dyn FnMut(&Entry, &Entry), &mut PairStats),
+    ) -> (Vec<(u32, u32)>, PairStats) {
+        let mut got = Vec::new();
+        let mut tally = PairStats::default();
+        sweep(
+            &mut |a: &Entry, b: &Entry| got.push((a.owner, b.owner)),
+            &mut tally,
+        );
+        (got, tally)
+    }
+
+    #[test]
+    fn the_short_sweep_reports_what_the_sweep_over_entries_does() {
+        let mut rng = Gen(0x2545_F491_4F6C_DD1D);
+        // One set of columns for every run, as in a walk: a run shorter
+        // than the last must not read what the last one left.
+        let mut cols = Columns::new();
+        let mut lens: Vec<usize> = (0..=SHORT).chain((0..=SHORT).rev()).collect();
+        lens.extend((0..400).map(|_| rng.below(SHORT as u64 + 1) as usize));
+        for n in lens {
+            let mut run = rng.entries(n);
+            run.sort_by(|a, b| a.aabb.min.x.total_cmp(&b.aabb.min.x));
+            let want = record(|emit, tally| sweep_within(&run, emit, tally));
+            let got = record(|emit, tally| sweep_short(&run, &mut cols, emit, tally));
+            assert_eq!(got, want, "a run of {n}");
+            let brute = (0..n)
+                .flat_map(|i| (i + 1..n).map(move |j| (i, j)))
+                .filter(|&(i, j)| run[i].aabb.touches(&run[j].aabb))
+                .count();
+            assert_eq!(got.0.len(), brute, "a run of {n}");
+        }
+    }
+
+    #[test]
+    fn the_cross_over_columns_reports_what_the_cross_over_entries_does() {
+        let mut rng = Gen(0x9E37_79B9_7F4A_7C15);
+        let mut cols = Columns::new();
+        let mut sizes: Vec<(usize, usize)> = (0..=FILTER).map(|k| (k % 7, FILTER - k)).collect();
+        sizes.extend((0..400).map(|_| {
+            (
+                rng.below(FILTER as u64 + 1) as usize,
+                rng.below(FILTER as u64 + 1) as usize,
+            )
+        }));
+        for (na, nb) in sizes {
+            let a = rng.entries(na);
+            let b: Vec<Entry> = rng
+                .entries(nb)
+                .into_iter()
+                .map(|e| Entry {
+                    owner: e.owner + 1000,
+                    ..e
+                })
+                .collect();
+            let want = record(|emit, tally| cross(&a, &b, emit, tally));
+            assert_eq!(cols.fill(b.iter().map(|e| &e.aabb)), nb);
+            let got = record(|emit, tally| cross_columns(&a, &b, &cols, emit, tally));
+            assert_eq!(got, want, "{na} against {nb}");
+            let brute = a.iter().flat_map(|x| b.iter().map(move |y| (x, y)));
+            assert_eq!(
+                got.0.len(),
+                brute.filter(|(x, y)| x.aabb.touches(&y.aabb)).count()
+            );
+        }
+    }
+
+    #[test]
+    fn each_mask_holds_its_hits_in_order() {
+        for (m, (&word, &count)) in HITS.iter().zip(&HIT_COUNT).enumerate() {
+            let hits: Vec<u8> = (0..LANES as u8).filter(|&t| m & (1 << t) != 0).collect();
+            assert_eq!(usize::from(count), hits.len());
+            let bytes = word.to_le_bytes();
+            assert_eq!(&bytes[..hits.len()], &hits[..], "mask {m:04b}");
+            assert!(bytes[hits.len()..].iter().all(|&b| usize::from(b) < LANES));
         }
     }
 }

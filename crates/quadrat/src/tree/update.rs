@@ -221,16 +221,16 @@ impl<T> QuadTree<T> {
                     continue;
                 }
                 tally.seen += 1;
-                block[filled] = (idx as u32, b);
-                filled += 1;
-            }
-            if job.rebuild {
-                // The tree is rebuilt from the entries at the end: the
-                // boxes go straight in, with no placement test.
-                for &(idx, b) in &block[..filled] {
-                    tree.entries[tree.slab.places[idx as usize].pos as usize].aabb = b;
+                if job.rebuild {
+                    // The tree is rebuilt from the entries at the end: the
+                    // box goes straight in, with no placement test.
+                    tree.entries[pos].aabb = b;
+                } else {
+                    block[filled] = (idx as u32, b);
+                    filled += 1;
                 }
-            } else {
+            }
+            if !job.rebuild {
                 for &(idx, b) in &block[..filled] {
                     let place = tree.slab.places[idx as usize];
                     let (n, pos) = (place.node, place.pos as usize);

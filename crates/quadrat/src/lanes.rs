@@ -1,0 +1,201 @@
+//! Four candidate boxes tested against one box at once: the kernels of the
+//! sweep within a run and of the test between two filtered runs
+//! (`tree/pairs.rs`). On x86-64 each comparison is one SSE instruction over
+//! four coordinates, and the outcomes come back as a bit mask; these are
+//! the crate's second kind of `unsafe` block (the first is in
+//! `prefetch.rs`). Elsewhere the same masks are computed one lane at a
+//! time.
+
+use crate::geom::Aabb;
+
+/// How many candidates a kernel tests at once.
+pub(crate) const LANES: usize = 4;
+
+/// Of four candidates, given by their `min.x`, `min.y` and `max.y`, the
+/// mask of those that start at or left of `a`'s end along x (lane `t`,
+/// bit `t`), and the mask of those that also share a y with `a`. The
+/// comparisons are IEEE's `<=`, false where a NaN is involved, as
+/// everywhere in the crate (the tree's boxes hold none).
+///
+/// The sweep within a sorted run reads candidates that start at or right
+/// of `a`'s start, so the first mask with the second is whether the
+/// closed boxes meet.
+#[inline(always)]
+pub(crate) fn sweep_masks(
+    min_x: &[f32; LANES],
+    min_y: &[f32; LANES],
+    max_y: &[f32; LANES],
+    a: &Aabb,
+) -> (usize, usize) {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse"))]
+    {
+        use core::arch::x86_64::{
+            _mm_and_ps, _mm_cmple_ps, _mm_movemask_ps, _mm_set_ps, _mm_set1_ps,
+        };
+        let four = |v: &[f32; LANES]| (v[3], v[2], v[1], v[0]);
+        let ((x3, x2, x1, x0), (l3, l2, l1, l0), (h3, h2, h1, h0)) =
+            (four(min_x), four(min_y), four(max_y));
+        // SAFETY: these intrinsics need SSE and nothing else: they compute
+        // on values in registers, read and write no memory, and cannot
+        // fault. This block is compiled only where SSE is enabled, which it
+        // is on every x86-64 target (it is part of the architecture's
+        // baseline).
+        #[allow(unsafe_code)]
+        let (near, hit) = unsafe {
+            let near = _mm_cmple_ps(_mm_set_ps(x3, x2, x1, x0), _mm_set1_ps(a.max.x));
+            let low = _mm_cmple_ps(_mm_set_ps(l3, l2, l1, l0), _mm_set1_ps(a.max.y));
+            let high = _mm_cmple_ps(_mm_set1_ps(a.min.y), _mm_set_ps(h3, h2, h1, h0));
+            let hit = _mm_and_ps(near, _mm_and_ps(low, high));
+            (_mm_movemask_ps(near), _mm_movemask_ps(hit))
+        };
+        (near as usize, hit as usize)
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse")))]
+    {
+        sweep_masks_by_lane(min_x, min_y, max_y, a)
+    }
+}
+
+/// [`sweep_masks`] one lane at a time: what it computes off x86-64, and
+/// what the tests compare it with there.
+#[cfg(any(test, not(all(target_arch = "x86_64", target_feature = "sse"))))]
+#[inline(always)]
+pub(crate) fn sweep_masks_by_lane(
+    min_x: &[f32; LANES],
+    min_y: &[f32; LANES],
+    max_y: &[f32; LANES],
+    a: &Aabb,
+) -> (usize, usize) {
+    let mut near = 0;
+    let mut hit = 0;
+    for t in 0..LANES {
+        let in_x = min_x[t] <= a.max.x;
+        near |= usize::from(in_x) << t;
+        hit |= usize::from(in_x & (min_y[t] <= a.max.y) & (a.min.y <= max_y[t])) << t;
+    }
+    (near, hit)
+}
+
+/// Of four candidate boxes, given by their coordinates, the mask of those
+/// whose closed box shares a point with `a` (lane `t`, bit `t`):
+/// [`Aabb::touches`] of each.
+#[inline(always)]
+pub(crate) fn touch_mask(
+    min_x: &[f32; LANES],
+    min_y: &[f32; LANES],
+    max_x: &[f32; LANES],
+    max_y: &[f32; LANES],
+    a: &Aabb,
+) -> usize {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse"))]
+    {
+        use core::arch::x86_64::{
+            _mm_and_ps, _mm_cmple_ps, _mm_movemask_ps, _mm_set_ps, _mm_set1_ps,
+        };
+        let four = |v: &[f32; LANES]| (v[3], v[2], v[1], v[0]);
+        let (x0, y0, x1, y1) = (four(min_x), four(min_y), four(max_x), four(max_y));
+        // SAFETY: as in `sweep_masks`: SSE only, on values in registers.
+        #[allow(unsafe_code)]
+        let hit = unsafe {
+            let set = |(a, b, c, d): (f32, f32, f32, f32)| _mm_set_ps(a, b, c, d);
+            let x = _mm_and_ps(
+                _mm_cmple_ps(set(x0), _mm_set1_ps(a.max.x)),
+                _mm_cmple_ps(_mm_set1_ps(a.min.x), set(x1)),
+            );
+            let y = _mm_and_ps(
+                _mm_cmple_ps(set(y0), _mm_set1_ps(a.max.y)),
+                _mm_cmple_ps(_mm_set1_ps(a.min.y), set(y1)),
+            );
+            _mm_movemask_ps(_mm_and_ps(x, y))
+        };
+        hit as usize
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse")))]
+    {
+        touch_mask_by_lane(min_x, min_y, max_x, max_y, a)
+    }
+}
+
+/// [`touch_mask`] one lane at a time (see [`sweep_masks_by_lane`]).
+#[cfg(any(test, not(all(target_arch = "x86_64", target_feature = "sse"))))]
+#[inline(always)]
+pub(crate) fn touch_mask_by_lane(
+    min_x: &[f32; LANES],
+    min_y: &[f32; LANES],
+    max_x: &[f32; LANES],
+    max_y: &[f32; LANES],
+    a: &Aabb,
+) -> usize {
+    let mut hit = 0;
+    for t in 0..LANES {
+        let b = Aabb {
+            min: crate::geom::Vec2::new(min_x[t], min_y[t]),
+            max: crate::geom::Vec2::new(max_x[t], max_y[t]),
+        };
+        hit |= usize::from(a.touches(&b)) << t;
+    }
+    hit
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Coordinates with every relation the comparisons can meet: equal
+    /// values, signed zeros, infinities, the extremes of `f32`, NaN.
+    const VALUES: [f32; 11] = [
+        f32::NEG_INFINITY,
+        -f32::MAX,
+        -1.5,
+        -0.0,
+        0.0,
+        f32::MIN_POSITIVE,
+        1.0,
+        1.5,
+        f32::MAX,
+        f32::INFINITY,
+        f32::NAN,
+    ];
+
+    #[test]
+    fn the_kernel_gives_the_masks_of_the_lane_by_lane_tests() {
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut pick = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            VALUES[(seed % VALUES.len() as u64) as usize]
+        };
+        for _ in 0..200_000 {
+            let a = Aabb::new([pick(), pick()], [pick(), pick()]);
+            let mut four = || [pick(), pick(), pick(), pick()];
+            let (x, lo, hi) = (four(), four(), four());
+            let got = sweep_masks(&x, &lo, &hi, &a);
+            assert_eq!(
+                got,
+                sweep_masks_by_lane(&x, &lo, &hi, &a),
+                "{a:?} {x:?} {lo:?} {hi:?}"
+            );
+            let right = four();
+            let got = touch_mask(&x, &lo, &right, &hi, &a);
+            let want = touch_mask_by_lane(&x, &lo, &right, &hi, &a);
+            assert_eq!(got, want, "{a:?} {x:?} {lo:?} {right:?} {hi:?}");
+        }
+    }
+
+    #[test]
+    fn each_lane_has_its_own_bit() {
+        let a = Aabb::new([0.0, 0.0], [1.0, 1.0]);
+        // Lane 0 meets a; lane 1 starts right of it; lane 2 lies above it;
+        // lane 3 lies below it.
+        let x = [0.5, 2.0, 0.5, 0.5];
+        let lo = [0.5, 0.5, 2.0, -3.0];
+        let hi = [0.7, 0.7, 3.0, -2.0];
+        assert_eq!(sweep_masks(&x, &lo, &hi, &a), (0b1101, 0b0001));
+        // Touching edges meet (closed boxes).
+        let x = [1.0; 4];
+        let lo = [1.0, -1.0, 1.0, 0.0];
+        let hi = [2.0, 0.0, 1.0, 1.0];
+        assert_eq!(sweep_masks(&x, &lo, &hi, &a), (0b1111, 0b1111));
+    }
+}
