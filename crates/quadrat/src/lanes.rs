@@ -1,6 +1,6 @@
 //! Four candidate boxes tested against one box at once: the kernels of the
-//! sweep within a run and of the test between two filtered runs
-//! (`tree/pairs.rs`). On x86-64 each comparison is one SSE instruction over
+//! sweep within a run, of the test between two filtered runs and of the
+//! filter (`tree/pairs.rs`). On x86-64 each comparison is one SSE instruction over
 //! four coordinates, and the outcomes come back as a bit mask; these are
 //! the crate's second kind of `unsafe` block (the first is in
 //! `prefetch.rs`). Elsewhere the same masks are computed one lane at a
@@ -137,6 +137,61 @@ pub(crate) fn touch_mask_by_lane(
     hit
 }
 
+/// Of four boxes, the mask of those that share a point with `area` and
+/// the mask of those that start right of its end along x.
+#[inline(always)]
+pub(crate) fn filter_masks(boxes: [&Aabb; LANES], area: &Aabb) -> (usize, usize) {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse"))]
+    {
+        use core::arch::x86_64::{
+            _mm_and_ps, _mm_cmple_ps, _mm_cmplt_ps, _mm_movehl_ps, _mm_movelh_ps, _mm_movemask_ps,
+            _mm_set_ps, _mm_set1_ps, _mm_unpackhi_ps, _mm_unpacklo_ps,
+        };
+        let [p, q, r, t] = boxes.map(|b| (b.max.y, b.max.x, b.min.y, b.min.x));
+        // SAFETY: as in `sweep_masks`: SSE only, on values in registers.
+        #[allow(unsafe_code)]
+        let (keep, past) = unsafe {
+            let set = |(a, b, c, d): (f32, f32, f32, f32)| _mm_set_ps(a, b, c, d);
+            let (b0, b1, b2, b3) = (set(p), set(q), set(r), set(t));
+            // The transpose: one register a coordinate, a lane a box.
+            let (t0, t1) = (_mm_unpacklo_ps(b0, b1), _mm_unpacklo_ps(b2, b3));
+            let (t2, t3) = (_mm_unpackhi_ps(b0, b1), _mm_unpackhi_ps(b2, b3));
+            let (min_x, min_y) = (_mm_movelh_ps(t0, t1), _mm_movehl_ps(t1, t0));
+            let (max_x, max_y) = (_mm_movelh_ps(t2, t3), _mm_movehl_ps(t3, t2));
+            let end = _mm_set1_ps(area.max.x);
+            let x = _mm_and_ps(
+                _mm_cmple_ps(min_x, end),
+                _mm_cmple_ps(_mm_set1_ps(area.min.x), max_x),
+            );
+            let y = _mm_and_ps(
+                _mm_cmple_ps(min_y, _mm_set1_ps(area.max.y)),
+                _mm_cmple_ps(_mm_set1_ps(area.min.y), max_y),
+            );
+            (
+                _mm_movemask_ps(_mm_and_ps(x, y)),
+                _mm_movemask_ps(_mm_cmplt_ps(end, min_x)),
+            )
+        };
+        (keep as usize, past as usize)
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse")))]
+    {
+        filter_masks_by_lane(boxes, area)
+    }
+}
+
+/// [`filter_masks`] one lane at a time (see [`sweep_masks_by_lane`]).
+#[cfg(any(test, not(all(target_arch = "x86_64", target_feature = "sse"))))]
+#[inline(always)]
+pub(crate) fn filter_masks_by_lane(boxes: [&Aabb; LANES], area: &Aabb) -> (usize, usize) {
+    let (mut keep, mut past) = (0, 0);
+    for (t, b) in boxes.iter().enumerate() {
+        keep |= usize::from(b.touches(area)) << t;
+        past |= usize::from(area.max.x < b.min.x) << t;
+    }
+    (keep, past)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -180,6 +235,11 @@ mod tests {
             let got = touch_mask(&x, &lo, &right, &hi, &a);
             let want = touch_mask_by_lane(&x, &lo, &right, &hi, &a);
             assert_eq!(got, want, "{a:?} {x:?} {lo:?} {right:?} {hi:?}");
+            let boxes: [Aabb; LANES] =
+                core::array::from_fn(|t| Aabb::new([x[t], lo[t]], [right[t], hi[t]]));
+            let boxes = [&boxes[0], &boxes[1], &boxes[2], &boxes[3]];
+            let got = filter_masks(boxes, &a);
+            assert_eq!(got, filter_masks_by_lane(boxes, &a), "{a:?} {boxes:?}");
         }
     }
 
