@@ -1,10 +1,11 @@
 //! Four candidate boxes tested against one box at once: the kernels of the
 //! sweep within a run, of the test between two filtered runs and of the
-//! filter (`tree/pairs.rs`). On x86-64 each comparison is one SSE instruction over
-//! four coordinates, and the outcomes come back as a bit mask; these are
-//! the crate's second kind of `unsafe` block (the first is in
-//! `prefetch.rs`). Elsewhere the same masks are computed one lane at a
-//! time.
+//! filter (`tree/pairs.rs`). On x86-64 each comparison is one SSE
+//! instruction over four coordinates, and the outcomes come back as a bit
+//! mask; these are the crate's second kind of `unsafe` block (the first is
+//! in `prefetch.rs`). Where SSE is not enabled at compile time (other
+//! architectures, or an x86-64 target without floating-point registers),
+//! the same masks are computed one lane at a time.
 
 use crate::geom::Aabb;
 
@@ -30,21 +31,18 @@ pub(crate) fn sweep_masks(
     #[cfg(all(target_arch = "x86_64", target_feature = "sse"))]
     {
         use core::arch::x86_64::{
-            _mm_and_ps, _mm_cmple_ps, _mm_movemask_ps, _mm_set_ps, _mm_set1_ps,
+            _mm_and_ps, _mm_cmple_ps, _mm_movemask_ps, _mm_set1_ps, _mm_setr_ps,
         };
-        let four = |v: &[f32; LANES]| (v[3], v[2], v[1], v[0]);
-        let ((x3, x2, x1, x0), (l3, l2, l1, l0), (h3, h2, h1, h0)) =
-            (four(min_x), four(min_y), four(max_y));
+        let ([x0, x1, x2, x3], [l0, l1, l2, l3], [h0, h1, h2, h3]) = (*min_x, *min_y, *max_y);
         // SAFETY: these intrinsics need SSE and nothing else: they compute
         // on values in registers, read and write no memory, and cannot
-        // fault. This block is compiled only where SSE is enabled, which it
-        // is on every x86-64 target (it is part of the architecture's
-        // baseline).
+        // fault. This block is compiled only where SSE is enabled at
+        // compile time, so the processor that runs it has SSE.
         #[allow(unsafe_code)]
         let (near, hit) = unsafe {
-            let near = _mm_cmple_ps(_mm_set_ps(x3, x2, x1, x0), _mm_set1_ps(a.max.x));
-            let low = _mm_cmple_ps(_mm_set_ps(l3, l2, l1, l0), _mm_set1_ps(a.max.y));
-            let high = _mm_cmple_ps(_mm_set1_ps(a.min.y), _mm_set_ps(h3, h2, h1, h0));
+            let near = _mm_cmple_ps(_mm_setr_ps(x0, x1, x2, x3), _mm_set1_ps(a.max.x));
+            let low = _mm_cmple_ps(_mm_setr_ps(l0, l1, l2, l3), _mm_set1_ps(a.max.y));
+            let high = _mm_cmple_ps(_mm_set1_ps(a.min.y), _mm_setr_ps(h0, h1, h2, h3));
             let hit = _mm_and_ps(near, _mm_and_ps(low, high));
             (_mm_movemask_ps(near), _mm_movemask_ps(hit))
         };
@@ -52,28 +50,15 @@ pub(crate) fn sweep_masks(
     }
     #[cfg(not(all(target_arch = "x86_64", target_feature = "sse")))]
     {
-        sweep_masks_by_lane(min_x, min_y, max_y, a)
+        let mut near = 0;
+        let mut hit = 0;
+        for t in 0..LANES {
+            let in_x = min_x[t] <= a.max.x;
+            near |= usize::from(in_x) << t;
+            hit |= usize::from(in_x & (min_y[t] <= a.max.y) & (a.min.y <= max_y[t])) << t;
+        }
+        (near, hit)
     }
-}
-
-/// [`sweep_masks`] one lane at a time: what it computes off x86-64, and
-/// what the tests compare it with there.
-#[cfg(any(test, not(all(target_arch = "x86_64", target_feature = "sse"))))]
-#[inline(always)]
-pub(crate) fn sweep_masks_by_lane(
-    min_x: &[f32; LANES],
-    min_y: &[f32; LANES],
-    max_y: &[f32; LANES],
-    a: &Aabb,
-) -> (usize, usize) {
-    let mut near = 0;
-    let mut hit = 0;
-    for t in 0..LANES {
-        let in_x = min_x[t] <= a.max.x;
-        near |= usize::from(in_x) << t;
-        hit |= usize::from(in_x & (min_y[t] <= a.max.y) & (a.min.y <= max_y[t])) << t;
-    }
-    (near, hit)
 }
 
 /// Of four candidate boxes, given by their coordinates, the mask of those
@@ -90,14 +75,14 @@ pub(crate) fn touch_mask(
     #[cfg(all(target_arch = "x86_64", target_feature = "sse"))]
     {
         use core::arch::x86_64::{
-            _mm_and_ps, _mm_cmple_ps, _mm_movemask_ps, _mm_set_ps, _mm_set1_ps,
+            _mm_and_ps, _mm_cmple_ps, _mm_movemask_ps, _mm_set1_ps, _mm_setr_ps,
         };
-        let four = |v: &[f32; LANES]| (v[3], v[2], v[1], v[0]);
-        let (x0, y0, x1, y1) = (four(min_x), four(min_y), four(max_x), four(max_y));
+        let lanes = |v: &[f32; LANES]| (v[0], v[1], v[2], v[3]);
+        let (x0, y0, x1, y1) = (lanes(min_x), lanes(min_y), lanes(max_x), lanes(max_y));
         // SAFETY: as in `sweep_masks`: SSE only, on values in registers.
         #[allow(unsafe_code)]
         let hit = unsafe {
-            let set = |(a, b, c, d): (f32, f32, f32, f32)| _mm_set_ps(a, b, c, d);
+            let set = |(a, b, c, d): (f32, f32, f32, f32)| _mm_setr_ps(a, b, c, d);
             let x = _mm_and_ps(
                 _mm_cmple_ps(set(x0), _mm_set1_ps(a.max.x)),
                 _mm_cmple_ps(_mm_set1_ps(a.min.x), set(x1)),
@@ -112,46 +97,34 @@ pub(crate) fn touch_mask(
     }
     #[cfg(not(all(target_arch = "x86_64", target_feature = "sse")))]
     {
-        touch_mask_by_lane(min_x, min_y, max_x, max_y, a)
+        let mut hit = 0;
+        for t in 0..LANES {
+            let b = Aabb {
+                min: crate::geom::Vec2::new(min_x[t], min_y[t]),
+                max: crate::geom::Vec2::new(max_x[t], max_y[t]),
+            };
+            hit |= usize::from(a.touches(&b)) << t;
+        }
+        hit
     }
 }
 
-/// [`touch_mask`] one lane at a time (see [`sweep_masks_by_lane`]).
-#[cfg(any(test, not(all(target_arch = "x86_64", target_feature = "sse"))))]
-#[inline(always)]
-pub(crate) fn touch_mask_by_lane(
-    min_x: &[f32; LANES],
-    min_y: &[f32; LANES],
-    max_x: &[f32; LANES],
-    max_y: &[f32; LANES],
-    a: &Aabb,
-) -> usize {
-    let mut hit = 0;
-    for t in 0..LANES {
-        let b = Aabb {
-            min: crate::geom::Vec2::new(min_x[t], min_y[t]),
-            max: crate::geom::Vec2::new(max_x[t], max_y[t]),
-        };
-        hit |= usize::from(a.touches(&b)) << t;
-    }
-    hit
-}
-
-/// Of four boxes, the mask of those that share a point with `area` and
-/// the mask of those that start right of its end along x.
+/// Of four boxes, the mask of those that share a point with `area`
+/// ([`Aabb::touches`]) and the mask of those that start right of its end
+/// along x (lane `t`, bit `t`).
 #[inline(always)]
 pub(crate) fn filter_masks(boxes: [&Aabb; LANES], area: &Aabb) -> (usize, usize) {
     #[cfg(all(target_arch = "x86_64", target_feature = "sse"))]
     {
         use core::arch::x86_64::{
             _mm_and_ps, _mm_cmple_ps, _mm_cmplt_ps, _mm_movehl_ps, _mm_movelh_ps, _mm_movemask_ps,
-            _mm_set_ps, _mm_set1_ps, _mm_unpackhi_ps, _mm_unpacklo_ps,
+            _mm_set1_ps, _mm_setr_ps, _mm_unpackhi_ps, _mm_unpacklo_ps,
         };
-        let [p, q, r, t] = boxes.map(|b| (b.max.y, b.max.x, b.min.y, b.min.x));
+        let [p, q, r, t] = boxes.map(|b| (b.min.x, b.min.y, b.max.x, b.max.y));
         // SAFETY: as in `sweep_masks`: SSE only, on values in registers.
         #[allow(unsafe_code)]
         let (keep, past) = unsafe {
-            let set = |(a, b, c, d): (f32, f32, f32, f32)| _mm_set_ps(a, b, c, d);
+            let set = |(a, b, c, d): (f32, f32, f32, f32)| _mm_setr_ps(a, b, c, d);
             let (b0, b1, b2, b3) = (set(p), set(q), set(r), set(t));
             // The transpose: one register a coordinate, a lane a box.
             let (t0, t1) = (_mm_unpacklo_ps(b0, b1), _mm_unpacklo_ps(b2, b3));
@@ -176,20 +149,13 @@ pub(crate) fn filter_masks(boxes: [&Aabb; LANES], area: &Aabb) -> (usize, usize)
     }
     #[cfg(not(all(target_arch = "x86_64", target_feature = "sse")))]
     {
-        filter_masks_by_lane(boxes, area)
+        let (mut keep, mut past) = (0, 0);
+        for (t, b) in boxes.iter().enumerate() {
+            keep |= usize::from(b.touches(area)) << t;
+            past |= usize::from(area.max.x < b.min.x) << t;
+        }
+        (keep, past)
     }
-}
-
-/// [`filter_masks`] one lane at a time (see [`sweep_masks_by_lane`]).
-#[cfg(any(test, not(all(target_arch = "x86_64", target_feature = "sse"))))]
-#[inline(always)]
-pub(crate) fn filter_masks_by_lane(boxes: [&Aabb; LANES], area: &Aabb) -> (usize, usize) {
-    let (mut keep, mut past) = (0, 0);
-    for (t, b) in boxes.iter().enumerate() {
-        keep |= usize::from(b.touches(area)) << t;
-        past |= usize::from(area.max.x < b.min.x) << t;
-    }
-    (keep, past)
 }
 
 #[cfg(test)]
@@ -212,8 +178,13 @@ mod tests {
         f32::NAN,
     ];
 
+    /// The mask of the lanes for which `test` holds.
+    fn mask(test: impl Fn(usize) -> bool) -> usize {
+        (0..LANES).filter(|&t| test(t)).map(|t| 1 << t).sum()
+    }
+
     #[test]
-    fn the_kernel_gives_the_masks_of_the_lane_by_lane_tests() {
+    fn the_kernels_give_the_masks_of_the_tests_lane_by_lane() {
         let mut seed = 0x9E37_79B9_7F4A_7C15u64;
         let mut pick = || {
             seed ^= seed << 13;
@@ -224,22 +195,22 @@ mod tests {
         for _ in 0..200_000 {
             let a = Aabb::new([pick(), pick()], [pick(), pick()]);
             let mut four = || [pick(), pick(), pick(), pick()];
-            let (x, lo, hi) = (four(), four(), four());
-            let got = sweep_masks(&x, &lo, &hi, &a);
+            let (x0, y0, x1, y1) = (four(), four(), four(), four());
+            let near = mask(|t| x0[t] <= a.max.x);
+            let meets_y = mask(|t| y0[t] <= a.max.y && a.min.y <= y1[t]);
+            let case = format!("{a:?} {x0:?} {y0:?} {x1:?} {y1:?}");
             assert_eq!(
-                got,
-                sweep_masks_by_lane(&x, &lo, &hi, &a),
-                "{a:?} {x:?} {lo:?} {hi:?}"
+                sweep_masks(&x0, &y0, &y1, &a),
+                (near, near & meets_y),
+                "{case}"
             );
-            let right = four();
-            let got = touch_mask(&x, &lo, &right, &hi, &a);
-            let want = touch_mask_by_lane(&x, &lo, &right, &hi, &a);
-            assert_eq!(got, want, "{a:?} {x:?} {lo:?} {right:?} {hi:?}");
             let boxes: [Aabb; LANES] =
-                core::array::from_fn(|t| Aabb::new([x[t], lo[t]], [right[t], hi[t]]));
+                core::array::from_fn(|t| Aabb::new([x0[t], y0[t]], [x1[t], y1[t]]));
+            let touching = mask(|t| boxes[t].touches(&a));
+            assert_eq!(touch_mask(&x0, &y0, &x1, &y1, &a), touching, "{case}");
+            let past = mask(|t| a.max.x < x0[t]);
             let boxes = [&boxes[0], &boxes[1], &boxes[2], &boxes[3]];
-            let got = filter_masks(boxes, &a);
-            assert_eq!(got, filter_masks_by_lane(boxes, &a), "{a:?} {boxes:?}");
+            assert_eq!(filter_masks(boxes, &a), (touching, past), "{case}");
         }
     }
 
@@ -252,6 +223,12 @@ mod tests {
         let lo = [0.5, 0.5, 2.0, -3.0];
         let hi = [0.7, 0.7, 3.0, -2.0];
         assert_eq!(sweep_masks(&x, &lo, &hi, &a), (0b1101, 0b0001));
+        let right = [0.6, 2.5, 0.6, 0.6];
+        assert_eq!(touch_mask(&x, &lo, &right, &hi, &a), 0b0001);
+        let boxes: [Aabb; LANES] =
+            core::array::from_fn(|t| Aabb::new([x[t], lo[t]], [right[t], hi[t]]));
+        let boxes = [&boxes[0], &boxes[1], &boxes[2], &boxes[3]];
+        assert_eq!(filter_masks(boxes, &a), (0b0001, 0b0010));
         // Touching edges meet (closed boxes).
         let x = [1.0; 4];
         let lo = [1.0, -1.0, 1.0, 0.0];

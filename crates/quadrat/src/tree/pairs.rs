@@ -29,7 +29,13 @@ pub(crate) trait Tally {
     /// Two items' boxes were compared, `n` times.
     fn box_tests(&mut self, n: u64);
     /// A box or a node's bounds were compared with a node's bounds.
-    fn bound_test(&mut self);
+    #[inline(always)]
+    fn bound_test(&mut self) {
+        self.bound_tests(1);
+    }
+    /// A box or a node's bounds were compared with a node's bounds, `n`
+    /// times.
+    fn bound_tests(&mut self, n: u64);
     /// A pair was reported.
     fn pair(&mut self);
 }
@@ -41,7 +47,7 @@ impl Tally for NoTally {
     #[inline(always)]
     fn box_tests(&mut self, _: u64) {}
     #[inline(always)]
-    fn bound_test(&mut self) {}
+    fn bound_tests(&mut self, _: u64) {}
     #[inline(always)]
     fn pair(&mut self) {}
 }
@@ -79,8 +85,8 @@ impl Tally for PairStats {
         self.box_tests += n;
     }
     #[inline(always)]
-    fn bound_test(&mut self) {
-        self.bound_tests += 1;
+    fn bound_tests(&mut self, n: u64) {
+        self.bound_tests += n;
     }
     #[inline(always)]
     fn pair(&mut self) {
@@ -324,8 +330,17 @@ const HITS: [u32; 16] = {
     table
 };
 
-/// How many candidates each mask of [`HITS`] has.
-const HIT_COUNT: [u8; 16] = [0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4];
+/// How many candidates each mask of [`HITS`] has (`count_ones` is no
+/// single instruction in the x86-64 baseline).
+const HIT_COUNT: [u8; 16] = {
+    let mut table = [0u8; 16];
+    let mut m = 0;
+    while m < 16 {
+        table[m] = (m as u32).count_ones() as u8;
+        m += 1;
+    }
+    table
+};
 
 /// [`sweep_within`] of a run of at most [`SHORT`] entries: its
 /// coordinates are first copied into `cols`, so that a block of
@@ -383,11 +398,18 @@ fn sweep_short<E: FnMut(&Entry, &Entry) + ?Sized, C: Tally>(
     held.flush(run, run, emit, tally);
 }
 
-/// [`cross`] over `b`'s coordinates in `cols` (as [`Columns::fill`] left
-/// them): each entry of `a` is tested against a block of [`LANES`] entries
-/// of `b` at once ([`lanes::touch_mask`]), and each block's hits are held
-/// by one store of their places ([`Held::push`]). The pairs are the same,
-/// met in the same order, and `tally` counts the same tests.
+/// Every intersecting pair of an entry of `a` with one of `b`, both at
+/// most [`FILTER`] long (runs as [`filter_at`] or [`filter`] leave them),
+/// over `b`'s coordinates in `cols` (as [`Columns::fill`] left them): each
+/// entry of `a` is tested against a block of [`LANES`] entries of `b` at
+/// once ([`lanes::touch_mask`]), and each block's hits are held by one
+/// store of their places ([`Held::push`]), with no branch on the outcome.
+/// Between two filtered runs most of the tests hit and the rest are a coin
+/// toss, so the merge sweep's branches (which entry comes first, whether it
+/// still overlaps in `x` and in `y`) mispredicted far more often than a
+/// few extra tests cost (ARCHITECTURE.md, *Queries and pairs*). The pairs,
+/// their order and what `tally` counts are those of `cross`, which tested
+/// one pair at a time.
 #[inline]
 fn cross_columns<E: FnMut(&Entry, &Entry) + ?Sized, C: Tally>(
     a: &[Entry],
@@ -764,7 +786,7 @@ impl<'t, E: FnMut(&Entry, &Entry) + ?Sized, C: Tally> PairFinder<'t, E, C> {
     /// Every intersecting pair between the runs of nodes `a` and `b`: only
     /// entries that reach the other run's bounds can pair, so both runs are
     /// filtered first when that fits on the stack ([`filter_at`]), and the
-    /// entries kept are copied next to each other for [`cross`].
+    /// entries kept are copied next to each other for [`cross_columns`].
     fn runs(&mut self, a: u32, b: u32) {
         let ix = self.ix;
         let (ta, tb) = (ix.tight(a), ix.tight(b));
@@ -854,9 +876,7 @@ fn filter_at<C: Tally>(
             }
             scanned = keep.trailing_zeros() as usize + 1;
         }
-        for _ in 0..scanned {
-            tally.bound_test();
-        }
+        tally.bound_tests(scanned as u64);
         if k > FILTER {
             return None;
         }
@@ -880,24 +900,13 @@ fn filter_at<C: Tally>(
 }
 
 /// Every intersecting pair of an entry of `a` with one of `b`, both at
-/// most [`FILTER`] long (runs as [`filter`] leaves them): each entry of `a`
-/// is tested against all of `b`, without a branch on the outcome, and the
-/// hits are emitted after. Between two filtered runs most of the tests hit
-/// and the rest are a coin toss, so the merge sweep's branches (which entry
-/// comes first, whether it still overlaps in `x` and in `y`) mispredicted
-/// far more often than a few extra tests cost: at 1M boxes the pair walk
-/// took 0.76–0.78× the time in mixed scenes, 0.70× in clustered and 0.88×
-/// in uniform (see ARCHITECTURE, *Queries and pairs*).
+/// most [`FILTER`] long, tested one pair at a time: the crossing that
+/// [`cross_columns`] replaced, kept as the tests' reference.
 ///
 /// Up to [`SMALL_CROSS`] candidates, every hit is held and all are
-/// emitted in one loop; each entry of `a` emitting its own hits ended a
-/// loop of a varying length per entry, a branch that mostly missed where
-/// each entry has a hit or two: at 100k and 1M clustered boxes, the walk
-/// took 0.90× the time, and the same within noise in uniform and mixed
-/// scenes (ARCHITECTURE.md, *Queries and pairs*). Beyond that, each entry
-/// of `a` has many hits, its loop is well predicted, and emitting them
-/// with the entry at hand is faster: holding every hit up to 256
-/// candidates made mixed scenes 1.03× slower.
+/// emitted in one loop; beyond that, each entry of `a` emits its own hits
+/// (ARCHITECTURE.md, *Queries and pairs*, gives what each way measured).
+#[cfg(test)]
 #[inline]
 fn cross<E: FnMut(&Entry, &Entry) + ?Sized, C: Tally>(
     a: &[Entry],
@@ -940,6 +949,7 @@ fn cross<E: FnMut(&Entry, &Entry) + ?Sized, C: Tally>(
 
 /// Up to how many candidates (entries of one run times those of the other)
 /// [`cross`] holds every hit before emitting any.
+#[cfg(test)]
 const SMALL_CROSS: usize = 128;
 
 /// The keys of two entries, smaller first. The walks call the caller's
@@ -1179,6 +1189,7 @@ impl<T> QuadTree<T> {
             emit: &mut emit,
             near_a: [Entry::VACANT; FILTER + 1],
             near_b: [Entry::VACANT; FILTER + 1],
+            cols: Columns::new(),
         }
         .visit(0, 0);
     }
@@ -1215,6 +1226,8 @@ struct CrossFinder<'t, E: ?Sized> {
     emit: &'t mut E,
     near_a: [Entry; FILTER + 1],
     near_b: [Entry; FILTER + 1],
+    /// The coordinates of the second side of each crossing.
+    cols: Columns,
 }
 
 impl<E: FnMut(&Entry, &Entry) + ?Sized> CrossFinder<'_, E> {
@@ -1315,9 +1328,16 @@ impl<E: FnMut(&Entry, &Entry) + ?Sized> CrossFinder<'_, E> {
             let run = ix.run(n);
             let tally = &mut NoTally;
             let emit = &mut *self.emit;
+            let cols = &mut self.cols;
             match (filter(run, &bounds, &mut self.near_a, tally), PART_IN_A) {
-                (Some(f), true) => cross(part, f, emit, tally),
-                (Some(f), false) => cross(f, part, emit, tally),
+                (Some(f), true) => {
+                    cols.fill(f.iter().map(|e| &e.aabb));
+                    cross_columns(part, f, cols, emit, tally);
+                }
+                (Some(f), false) => {
+                    cols.fill(part.iter().map(|e| &e.aabb));
+                    cross_columns(f, part, cols, emit, tally);
+                }
                 (None, true) => sweep_between(part, run, emit, tally),
                 (None, false) => sweep_between(run, part, emit, tally),
             }
@@ -1343,7 +1363,10 @@ impl<E: FnMut(&Entry, &Entry) + ?Sized> CrossFinder<'_, E> {
             return;
         }
         match filter(ry, &tx, &mut self.near_b, tally) {
-            Some(fy) => cross(fx, fy, self.emit, tally),
+            Some(fy) => {
+                self.cols.fill(fy.iter().map(|e| &e.aabb));
+                cross_columns(fx, fy, &self.cols, self.emit, tally);
+            }
             None => sweep_between(rx, ry, self.emit, tally),
         }
     }
@@ -1369,10 +1392,12 @@ mod tests {
         /// A coordinate on a coarse grid, so that boxes often share an
         /// edge or a corner, with both signed zeros.
         fn coord(&mut self) -> f32 {
-            match self.below(12) {
+            match self.below(14) {
                 0 => -0.0,
                 1 => 0.0,
-                k => (k as f32 - 6.0) * 0.5,
+                2 => -f32::MAX,
+                3 => f32::MAX,
+                k => (k as f32 - 8.0) * 0.5,
             }
         }
 
@@ -1380,12 +1405,14 @@ mod tests {
         fn entries(&mut self, n: usize) -> Vec<Entry> {
             (0..n)
                 .map(|i| {
-                    let (x0, y0) = (self.coord(), self.coord());
-                    let (w, h) = (self.below(4) as f32 * 0.5, self.below(4) as f32 * 0.5);
+                    // Corners in order; a corner at `f32::MAX` makes a box
+                    // that reaches the end of the finite range.
+                    let (x0, x1) = order(self.coord(), self.coord());
+                    let (y0, y1) = order(self.coord(), self.coord());
                     Entry {
                         aabb: Aabb {
                             min: Vec2::new(x0, y0),
-                            max: Vec2::new(x0 + w, y0 + h),
+                            max: Vec2::new(x1, y1),
                         },
                         owner: i as u32,
                         generation: NonZeroU32::MIN,
@@ -1393,6 +1420,11 @@ mod tests {
                 })
                 .collect()
         }
+    }
+
+    /// The two values, smaller first.
+    fn order(a: f32, b: f32) -> (f32, f32) {
+        if a <= b { (a, b) } else { (b, a) }
     }
 
     /// What a sweep reported: its pairs, as owners in the order met, and
@@ -1513,6 +1545,34 @@ mod tests {
             let got = filter_at(&run, &area, &mut at, &mut got_tally).map(|k| at[..k].to_vec());
             assert_eq!(got, want, "{n} entries, {area:?}");
             assert_eq!(got_tally, want_tally, "{n} entries, {area:?}");
+        }
+    }
+
+    #[test]
+    fn boxes_that_reach_the_end_of_f32_pair_as_brute_force_says() {
+        // Boxes that end at `f32::MAX`, the last finite coordinate: a
+        // column padded with anything finite would let them meet places
+        // past the run.
+        for n in [2usize, 5, 10, 63, 64, 65, 130] {
+            let world = Aabb::new([0.0, 0.0], [f32::MAX, 2.0]);
+            let mut tree = crate::QuadTree::new(world);
+            let boxes: Vec<Aabb> = (0..n)
+                .map(|i| Aabb::new([i as f32, (i % 2) as f32], [f32::MAX, 1.0]))
+                .collect();
+            for (i, b) in boxes.iter().enumerate() {
+                tree.insert(*b, i);
+            }
+            let mut got: Vec<(usize, usize)> = Vec::new();
+            tree.for_each_pair(|a, b| {
+                let (i, j) = (tree[a], tree[b]);
+                got.push((i.min(j), i.max(j)));
+            });
+            got.sort_unstable();
+            let want: Vec<(usize, usize)> = (0..n)
+                .flat_map(|i| (i + 1..n).map(move |j| (i, j)))
+                .filter(|&(i, j)| boxes[i].intersects(&boxes[j]))
+                .collect();
+            assert_eq!(got, want, "{n} boxes");
         }
     }
 

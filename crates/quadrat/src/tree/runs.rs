@@ -488,7 +488,9 @@ pub(crate) fn hot_of(nodes: &[Node], hot: &mut Vec<Hot>) {
 /// and joined at the end, so that an entry waits for the box four entries
 /// back, not the last one: one chain of joins, which the compiler turns
 /// into a compare and a blend of both corners, made every entry wait for
-/// the one before.
+/// the one before. Where boxes share a coordinate of both signs of zero,
+/// the zero kept may differ from that fold's (`join` keeps the later of
+/// equal values); the box compares the same.
 #[inline]
 pub(crate) fn tight_of(run: &[Entry]) -> Aabb {
     let mut acc = [EMPTY; 4];

@@ -178,8 +178,9 @@ impl<T> QuadTree<T> {
         dirty.resize(self.nodes.len().div_ceil(64), 0);
         // Whatever happens from here, the boxes already written are settled
         // into the tree: if `f` panics, the items it returned a box for
-        // before (outside the block it panicked in) move, the rest keep
-        // their old boxes, and the tree is valid.
+        // before move (before a rebuild is decided, those outside the block
+        // it panicked in; after, every one), the rest keep their old boxes,
+        // and the tree is valid.
         let mut job = Settle {
             tree: self,
             movers,

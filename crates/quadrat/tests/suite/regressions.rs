@@ -338,6 +338,32 @@ fn panicking_closures_in_update_all_and_retain() {
         let b = tree.aabb(k).unwrap();
         assert!(tree.query(b).any(|(kk, _)| kk == k));
     }
+    // Every item jumps: the pass decides early to rebuild, and from then on
+    // writes each box straight into its entry. A panic then leaves every
+    // box returned before it written, and the rest as they were.
+    let before: Vec<Aabb> = keys.iter().map(|&k| tree.aabb(k).unwrap()).collect();
+    let caught = catch_unwind(AssertUnwindSafe(|| {
+        tree.update_all(|_, &v, b| {
+            assert!(v != 2500, "the caller's closure fails");
+            b.translate([0.0, 50.0])
+        })
+    }));
+    assert!(caught.is_err());
+    tree.validate().unwrap();
+    assert_eq!(tree.len(), 3000);
+    let mut moved = 0;
+    for (&k, old) in keys.iter().zip(&before) {
+        let b = tree.aabb(k).unwrap();
+        let jumped = b == old.translate([0.0, 50.0]);
+        assert!(
+            jumped || b == *old,
+            "{k:?}: {b:?} is neither its old box nor its new one"
+        );
+        moved += usize::from(jumped);
+        assert!(tree.query(b).any(|(kk, _)| kk == k));
+    }
+    // Slots in key order: the items before the one that panicked moved.
+    assert_eq!(moved, 2500);
     let caught = catch_unwind(AssertUnwindSafe(|| {
         tree.retain(|_, _, v| {
             assert!(*v != 2000, "the caller's closure fails");
