@@ -14,9 +14,10 @@
 # Needs a nightly toolchain (cargo-fuzz builds with -Z flags) and cargo-fuzz,
 # which it installs when missing. Without nightly it says so and exits 0.
 #
-# FUZZ_SANITIZER (default: none) picks cargo-fuzz's sanitizer; quadrat's one
-# unsafe block is a prefetch hint, which reads and writes no memory, so none
-# runs several times faster than address.
+# FUZZ_SANITIZER (default: none) picks cargo-fuzz's sanitizer; quadrat's
+# unsafe blocks are a prefetch hint and SSE comparisons of values in
+# registers, which read and write no memory, so none runs several times
+# faster than address.
 set -euo pipefail
 
 usage() {
