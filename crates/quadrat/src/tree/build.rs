@@ -433,6 +433,16 @@ impl<T> QuadTree<T> {
     /// Builds the nodes afresh over the whole (packed) entry array, on
     /// rayon's thread pool when `parallel` (and the feature) is on.
     pub(crate) fn build_all(&mut self, parallel: bool) {
+        self.build_all_with(parallel, None);
+    }
+
+    /// [`build_all`](QuadTree::build_all), first writing into each entry
+    /// the box `fresh` holds for its slot, where it holds one
+    /// ([`write_fresh`]). `par_update_all` hands its new boxes to the
+    /// rebuild this way, so that they are written by the tasks of the
+    /// build's first category pass, as each reads its share of the
+    /// entries, not in a pass of their own before it.
+    pub(crate) fn build_all_with(&mut self, parallel: bool, fresh: Option<&[Aabb]>) {
         let parallel = self.splits(parallel, self.entries.len());
         self.free_blocks.clear();
         self.garbage = 0;
@@ -444,6 +454,7 @@ impl<T> QuadTree<T> {
         let scratch = Scratch {
             cats: &mut self.cats,
             order: &mut self.order,
+            fresh,
         };
         self.nodes = build_nodes(
             &mut self.entries,
@@ -490,12 +501,16 @@ pub(crate) struct Limits {
     pub(crate) max_depth: u8,
 }
 
-/// Scratch a build reuses from call to call.
+/// Scratch a build reuses from call to call, and the new boxes it is
+/// handed to write first.
 pub(crate) struct Scratch<'a> {
     /// One category byte per entry.
     pub(crate) cats: &'a mut Vec<u8>,
     /// The nodes in breadth-first order, for the bottom-up bounds pass.
     pub(crate) order: &'a mut Vec<u32>,
+    /// New boxes, by slot, to write into the entries before they are
+    /// placed (see [`write_fresh`]), when given.
+    pub(crate) fresh: Option<&'a [Aabb]>,
 }
 
 /// Builds a tree's nodes afresh over all of `entries` (which it reorders
@@ -511,6 +526,7 @@ pub(crate) fn build_nodes(
     limits: Limits,
     parallel: bool,
 ) -> Vec<Node> {
+    let fresh = scratch.fresh;
     scratch.cats.clear();
     scratch.cats.resize(entries.len(), 0);
     let len = entries.len();
@@ -523,13 +539,16 @@ pub(crate) fn build_nodes(
     let before = (nodes.capacity(), geo.capacity());
     #[cfg(feature = "parallel")]
     if parallel {
-        (nodes, *geo) = par_build_subtree(part, Node::root(), root, PAR_LEVELS, limits);
+        (nodes, *geo) = par_build_subtree(part, Node::root(), root, PAR_LEVELS, limits, fresh);
         super::runs::refit_below(&mut nodes, scratch.order);
         trim(&mut nodes, before.0);
         trim(geo, before.1);
         return nodes;
     }
     let _ = parallel;
+    if let Some(fresh) = fresh {
+        write_fresh(part.entries, fresh);
+    }
     nodes.clear();
     nodes.push(Node::root());
     geo.clear();
@@ -539,6 +558,29 @@ pub(crate) fn build_nodes(
     trim(&mut nodes, before.0);
     trim(geo, before.1);
     nodes
+}
+
+/// Writes into each of `entries` the box `fresh` holds at its slot
+/// (`fresh` is indexed by slot, as `par_update_all` fills it), except
+/// where that box is NaN: those entries keep theirs. Entries whose slot
+/// `fresh` does not reach keep theirs too. The boxes are read by slot, at
+/// random: each is fetched [`AHEAD`](super::order::AHEAD) entries before
+/// it is read once they are too many for the cache, as
+/// `order::gather_by` fetches.
+pub(crate) fn write_fresh(entries: &mut [Entry], fresh: &[Aabb]) {
+    let far = core::mem::size_of_val(fresh) >= super::order::PREFETCH_MIN;
+    for i in 0..entries.len() {
+        let ahead = entries.get(i + super::order::AHEAD);
+        if far && let Some(b) = ahead.and_then(|e| fresh.get(e.owner as usize)) {
+            crate::prefetch::prefetch(b);
+        }
+        let e = &mut entries[i];
+        if let Some(b) = fresh.get(e.owner as usize)
+            && !b.min.x.is_nan()
+        {
+            e.aabb = *b;
+        }
+    }
 }
 
 /// Gives back the room a build's growth left in `v` beyond an eighth of its
@@ -599,33 +641,63 @@ fn partition(
 /// calling thread would otherwise make alone, before any job starts. Each
 /// entry's category depends only on the entry and the node, so the
 /// categories and the tree are the same.
+///
+/// With `fresh`, each job first writes the new boxes of its share of the
+/// entries ([`write_fresh`]).
 #[cfg(feature = "parallel")]
-fn par_partition(part: &mut Part<'_>, node: &Node, geo: &Geo, limits: Limits) -> Split {
+fn par_partition(
+    part: &mut Part<'_>,
+    node: &Node,
+    geo: &Geo,
+    limits: Limits,
+    fresh: Option<&[Aabb]>,
+) -> Split {
     let len = part.entries.len();
     debug_assert_eq!(part.cats.len(), len, "a category byte per entry");
-    if rayon::current_num_threads() == 1 {
+    if rayon::current_num_threads() == 1 || node.depth >= limits.max_depth {
+        if let Some(fresh) = fresh {
+            write_fresh(part.entries, fresh);
+        }
+        if node.depth >= limits.max_depth {
+            return Split::Leaf(0);
+        }
         // The jobs would run one after the other on the calling thread.
         return partition(part, node, geo, 0, len, limits);
-    }
-    if node.depth >= limits.max_depth {
-        return Split::Leaf(0);
     }
     let sorter = Sorter::of(geo);
     let size = len
         .div_ceil(rayon::current_num_threads() * CATEGORY_JOBS)
         .max(CATEGORY_MIN);
-    let entries = &*part.entries;
-    let jobs: Vec<(&[Entry], &mut [u8])> = entries
-        .chunks(size)
+    let jobs: Vec<(&mut [Entry], &mut [u8])> = part
+        .entries
+        .chunks_mut(size)
         .zip(part.cats.chunks_mut(size))
         .collect();
-    let counts = map_parts(jobs, |_, (es, cs)| categorize(es, cs, &sorter))
-        .into_iter()
-        .fold([0usize; 5], |sum, c| {
-            core::array::from_fn(|i| sum[i] + c[i])
-        });
+    let counts = map_parts(jobs, |_, (es, cs)| {
+        let Some(fresh) = fresh else {
+            return categorize(es, cs, &sorter);
+        };
+        // A block at a time, so that the entries the new boxes were
+        // written into are still in the cache when they are categorized.
+        let mut counts = [0usize; 5];
+        for (es, cs) in es.chunks_mut(FRESH_BLOCK).zip(cs.chunks_mut(FRESH_BLOCK)) {
+            write_fresh(es, fresh);
+            let c = categorize(es, cs, &sorter);
+            counts = core::array::from_fn(|i| counts[i] + c[i]);
+        }
+        counts
+    })
+    .into_iter()
+    .fold([0usize; 5], |sum, c| {
+        core::array::from_fn(|i| sum[i] + c[i])
+    });
     split(part, 0, len, counts, limits)
 }
+
+/// Entries of a block that [`par_partition`]'s jobs write the new boxes of
+/// and then categorize, when they are given new boxes: 96 KB of entries.
+#[cfg(feature = "parallel")]
+const FRESH_BLOCK: usize = 4096;
 
 /// Jobs per thread of the pool in [`par_partition`]'s category pass: a
 /// few more than threads, so that a thread that starts late finds a share
@@ -821,19 +893,27 @@ fn par_build_subtree(
     geo: Geo,
     levels: u8,
     limits: Limits,
+    fresh: Option<&[Aabb]>,
 ) -> Subtree {
     let mut nodes = vec![root];
     let mut geos = vec![geo];
     let len = part.entries.len();
     if levels == 0 || len < PAR_MIN {
+        if let Some(fresh) = fresh {
+            write_fresh(part.entries, fresh);
+        }
         build_subtree(&mut part, &mut nodes, &mut geos, 0, 0, len, limits);
         return (nodes, geos);
     }
     // The root's partition alone runs before any quadrant's job: its
-    // category pass, a stream through every entry, is split too.
+    // category pass, a stream through every entry, is split too, and
+    // writes the new boxes it is given as it goes.
     let top = if levels == PAR_LEVELS {
-        par_partition(&mut part, &nodes[0], &geo, limits)
+        par_partition(&mut part, &nodes[0], &geo, limits, fresh)
     } else {
+        if let Some(fresh) = fresh {
+            write_fresh(part.entries, fresh);
+        }
         partition(&mut part, &nodes[0], &geo, 0, len, limits)
     };
     let (load, begin, end) = match top {
@@ -876,7 +956,7 @@ fn par_build_subtree(
         })
         .collect();
     let subs = map_parts(jobs, |_, (p, k, g)| {
-        par_build_subtree(p, k, g, levels - 1, limits)
+        par_build_subtree(p, k, g, levels - 1, limits, None)
     });
     for (q, sub) in subs.into_iter().enumerate() {
         splice(&mut nodes, &mut geos, first + q as u32, sub);

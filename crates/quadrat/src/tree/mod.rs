@@ -683,6 +683,7 @@ impl<T> QuadTree<T> {
         let scratch = build::Scratch {
             cats: &mut l.cats,
             order: &mut l.order,
+            fresh: None,
         };
         let nodes = core::mem::take(&mut l.nodes);
         l.nodes = build::build_nodes(

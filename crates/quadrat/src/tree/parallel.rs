@@ -1,7 +1,6 @@
 //! Building and pair finding on several threads (feature `parallel`).
 
 use super::QuadTree;
-use super::order::{AHEAD, PREFETCH_MIN};
 use super::pairs::ordered_keys;
 use crate::error::Error;
 use crate::geom::Aabb;
@@ -169,8 +168,11 @@ impl<T: Sync> QuadTree<T> {
         };
         type Found = (Vec<(u32, Aabb)>, Option<(Key, Error)>);
 
+        // Phase 1 writes every slot's place in `fresh` (`KEEP` where the
+        // entry keeps its box), so the buffer kept from the last call is
+        // only resized, not filled first: at 1M slots, filling it took
+        // 0.8 ms, a pass on one thread over 16 MB before any task starts.
         let mut fresh = core::mem::take(&mut self.fresh);
-        fresh.clear();
         fresh.resize(self.slab.slots.len(), KEEP);
         let dirty: Vec<AtomicU64> = (0..self.nodes.len().div_ceil(64))
             .map(|_| AtomicU64::new(0))
@@ -224,12 +226,14 @@ impl<T: Sync> QuadTree<T> {
                 let idx = c * CHUNK + j;
                 let slot = &slab.slots[idx];
                 let Some(value) = slot.value() else {
+                    *o = KEEP;
                     continue;
                 };
                 let key = Key::new(idx as u32, slot.generation());
                 let place = slab.places[idx];
                 let b = f(key, value, entries[place.pos as usize].aabb);
                 if let Err(err) = b.validate() {
+                    *o = KEEP;
                     refused.get_or_insert((key, err));
                     continue;
                 }
@@ -246,6 +250,7 @@ impl<T: Sync> QuadTree<T> {
                         word.fetch_or(bit, Relaxed);
                     }
                 } else {
+                    *o = KEEP;
                     movers.push((idx as u32, b));
                     chunk.movers += 1;
                     unshared += 1;
@@ -263,43 +268,42 @@ impl<T: Sync> QuadTree<T> {
             movers.extend(m);
             refused = refused.or(r);
         }
-        // Phase 2: write the boxes that stay. When every entry is live (as
-        // after a build), each task takes a stretch of the entry array;
-        // otherwise one thread writes them by slot.
-        if self.all_entries_live() {
+        // A task that stopped testing may have left movers out: `settle`
+        // must rebuild then, whatever the count of those it has.
+        let rebuild =
+            rebuild.into_inner() || self.plan(movers.len(), true) == super::update::Plan::Rebuild;
+        // Phase 2: write the boxes that stay. A rebuild writes them itself,
+        // in the tasks of its first category pass, each as it reads its
+        // share of the entries (`settle`, `build_all_with`): at 1M boxes
+        // drifting, a pass of its own over the entries took 3-6 ms on two
+        // threads. Otherwise, when every entry is live (as after a
+        // build), each task takes a stretch of the entry array; else one
+        // thread writes them by slot.
+        if !rebuild && self.all_entries_live() {
             let fresh = &fresh;
-            let far = core::mem::size_of_val(fresh.as_slice()) >= PREFETCH_MIN;
             map_chunks(&mut self.entries, CHUNK, |_, stretch| {
-                // The boxes are read by slot, at random: each is fetched
-                // `AHEAD` entries before it is read, where they are too
-                // many for the cache (as `order::gather_by` fetches).
-                for i in 0..stretch.len() {
-                    let ahead = stretch.get(i + AHEAD);
-                    if far && let Some(b) = ahead.and_then(|e| fresh.get(e.owner as usize)) {
-                        crate::prefetch::prefetch(b);
-                    }
-                    let e = &mut stretch[i];
-                    let b = fresh[e.owner as usize];
-                    if !b.min.x.is_nan() {
-                        e.aabb = b;
-                    }
-                }
+                super::build::write_fresh(stretch, fresh);
             });
-        } else {
+        } else if !rebuild {
             for (place, b) in self.slab.places.iter().zip(&fresh) {
                 if !b.min.x.is_nan() {
                     self.entries[place.pos as usize].aabb = *b;
                 }
             }
         }
-        self.fresh = fresh;
         let mut bits = core::mem::take(&mut self.dirty);
         bits.clear();
         bits.extend(dirty.into_iter().map(AtomicU64::into_inner));
         let splits = core::mem::take(&mut self.splits);
-        // A task that stopped testing may have left movers out: `settle`
-        // must rebuild then, whatever the count of those it has.
-        self.settle(movers, splits, bits, true, rebuild.into_inner());
+        self.settle(
+            movers,
+            splits,
+            bits,
+            true,
+            rebuild,
+            rebuild.then_some(&fresh[..]),
+        );
+        self.fresh = fresh;
         match refused {
             Some(r) => Err(r),
             None => Ok(()),

@@ -285,6 +285,12 @@ impl<T> QuadTree<T> {
     /// `movers` (slot and new box) as [`plan`](QuadTree::plan) says, or by
     /// a rebuild when `rebuild` (the first pass stopped testing placement),
     /// and re-sorts the marked runs.
+    ///
+    /// `fresh`, when given, holds by slot the new boxes of the items that
+    /// stay in their node (NaN for the others), not yet written into their
+    /// entries: `par_update_all` leaves them there when the plan is a
+    /// rebuild, whose first category pass writes them (see
+    /// `QuadTree::build_all_with`). Any other plan writes them first.
     pub(crate) fn settle(
         &mut self,
         movers: Vec<(u32, Aabb)>,
@@ -292,6 +298,7 @@ impl<T> QuadTree<T> {
         mut dirty: Vec<u64>,
         parallel: bool,
         rebuild: bool,
+        mut fresh: Option<&[Aabb]>,
     ) {
         splits.clear();
         // Structure changes only now, with no node index held from above.
@@ -300,6 +307,11 @@ impl<T> QuadTree<T> {
         } else {
             self.plan(movers.len(), parallel)
         };
+        if plan != Plan::Rebuild
+            && let Some(fresh) = fresh.take()
+        {
+            super::build::write_fresh(&mut self.entries, fresh);
+        }
         if plan == Plan::Rebuild {
             // Many items left their node: a rebuild from the current order
             // is cheaper than re-placing them, and gives the same tree. It
@@ -309,12 +321,16 @@ impl<T> QuadTree<T> {
                 let pos = self.slab.places[owner as usize].pos;
                 self.entries[pos as usize].aabb = b;
             }
-            let scrambled = self.scrambled();
+            let scrambled = self.scrambled(fresh);
             self.pack();
             if scrambled {
+                // The presort orders the new boxes.
+                if let Some(fresh) = fresh.take() {
+                    super::build::write_fresh(&mut self.entries, fresh);
+                }
                 self.presort_kept(self.splits_build(parallel, self.entries.len()));
             }
-            self.build_all(parallel);
+            self.build_all_with(parallel, fresh);
         } else if plan == Plan::Bulk {
             // Many left their node, but most stayed: the movers are placed
             // all at once, and the runs moved in two sequential passes,
@@ -587,15 +603,19 @@ impl<T> QuadTree<T> {
     /// (written into the entries), so `update_all` and `par_update_all`
     /// decide alike, on any pool. The sort works in the buffers of the
     /// spare index (`presort_kept`), which the tree keeps for the next
-    /// such frame.
-    fn scrambled(&self) -> bool {
+    /// such frame. A slot's new box is read from `fresh` where that holds
+    /// one (see [`settle`](QuadTree::settle)).
+    fn scrambled(&self, fresh: Option<&[Aabb]>) -> bool {
         let (mut seen, mut left) = (0usize, 0usize);
         for idx in (0..self.slab.slots.len()).step_by(SCRAMBLE_STRIDE) {
             if !self.slab.slots[idx].is_full() {
                 continue;
             }
             let place = self.slab.places[idx];
-            let b = &self.entries[place.pos as usize].aabb;
+            let b = fresh
+                .and_then(|f| f.get(idx))
+                .filter(|b| !b.min.x.is_nan())
+                .unwrap_or(&self.entries[place.pos as usize].aabb);
             seen += 1;
             left += usize::from(!self.stays_in(place.node, b));
         }
@@ -647,7 +667,8 @@ impl<T> Drop for Settle<'_, T> {
         let movers = core::mem::take(&mut self.movers);
         let splits = core::mem::take(&mut self.splits);
         let dirty = core::mem::take(&mut self.dirty);
-        self.tree.settle(movers, splits, dirty, false, self.rebuild);
+        self.tree
+            .settle(movers, splits, dirty, false, self.rebuild, None);
     }
 }
 
