@@ -15,9 +15,9 @@
 # which it installs when missing. Without nightly it says so and exits 0.
 #
 # FUZZ_SANITIZER (default: none) picks cargo-fuzz's sanitizer; quadrat's
-# unsafe blocks are a prefetch hint and SSE comparisons of values in
-# registers, which read and write no memory, so none runs several times
-# faster than address.
+# unsafe blocks are a prefetch hint, and SSE comparisons and widenings of
+# values in registers, which read and write no memory, so none runs several
+# times faster than address.
 set -euo pipefail
 
 usage() {

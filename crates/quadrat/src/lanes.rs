@@ -1,11 +1,13 @@
 //! Four candidate boxes tested against one box at once: the kernels of the
 //! sweep within a run, of the test between two filtered runs and of the
-//! filter (`tree/pairs.rs`). On x86-64 each comparison is one SSE
-//! instruction over four coordinates, and the outcomes come back as a bit
-//! mask; these are the crate's second kind of `unsafe` block (the first is
-//! in `prefetch.rs`). Where SSE is not enabled at compile time (other
-//! architectures, or an x86-64 target without floating-point registers),
-//! the same masks are computed one lane at a time.
+//! filter (`tree/pairs.rs`), and the four places in a run of a block's
+//! hits. On x86-64 each comparison is one SSE instruction over four
+//! coordinates, the outcomes come back as a bit mask, and the places are
+//! widened from bytes in one register; these are the crate's second kind
+//! of `unsafe` block (the first is in `prefetch.rs`). Where SSE (SSE2 for
+//! the places) is not enabled at compile time (other architectures, or an
+//! x86-64 target without floating-point registers), the same results are
+//! computed one lane at a time.
 
 use crate::geom::Aabb;
 
