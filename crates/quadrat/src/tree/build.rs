@@ -439,9 +439,11 @@ impl<T> QuadTree<T> {
     /// [`build_all`](QuadTree::build_all), first writing into each entry
     /// the box `fresh` holds for its slot, where it holds one
     /// ([`write_fresh`]). `par_update_all` hands its new boxes to the
-    /// rebuild this way, so that they are written by the tasks of the
-    /// build's first category pass, as each reads its share of the
-    /// entries, not in a pass of their own before it.
+    /// rebuild this way: a build split into jobs writes them in the jobs of
+    /// its first category pass, a block at a time, just before it
+    /// categorizes the block (`par_partition`), not in a pass of their own
+    /// before it; any other build writes them first, on the calling
+    /// thread.
     pub(crate) fn build_all_with(&mut self, parallel: bool, fresh: Option<&[Aabb]>) {
         let parallel = self.splits(parallel, self.entries.len());
         self.free_blocks.clear();
@@ -583,6 +585,19 @@ pub(crate) fn write_fresh(entries: &mut [Entry], fresh: &[Aabb]) {
     }
 }
 
+/// [`write_fresh`] over all of `entries`, in stretches of 2¹⁴ on rayon's
+/// pool when `parallel` (already decided by the caller, see
+/// `splits_build`): for a rebuild that presorts the new boxes.
+pub(crate) fn write_fresh_all(entries: &mut [Entry], fresh: &[Aabb], parallel: bool) {
+    #[cfg(feature = "parallel")]
+    if parallel {
+        super::parallel::map_chunks(entries, 1 << 14, |_, stretch| write_fresh(stretch, fresh));
+        return;
+    }
+    let _ = parallel;
+    write_fresh(entries, fresh);
+}
+
 /// Gives back the room a build's growth left in `v` beyond an eighth of its
 /// length. Growing doubles the capacity, so the nodes of a tree built once
 /// could hold up to twice the memory they use (at 1M boxes, 16 MB for 8).
@@ -642,8 +657,10 @@ fn partition(
 /// entry's category depends only on the entry and the node, so the
 /// categories and the tree are the same.
 ///
-/// With `fresh`, each job first writes the new boxes of its share of the
-/// entries ([`write_fresh`]).
+/// With `fresh`, each job writes the new boxes of its share of the entries
+/// ([`write_fresh`]) a block of [`FRESH_BLOCK`] at a time, each block just
+/// before it categorizes it; on a pool of one thread, or at `max_depth`,
+/// they are written first.
 #[cfg(feature = "parallel")]
 fn par_partition(
     part: &mut Part<'_>,

@@ -286,7 +286,7 @@ impl Held {
         let places = HITS[hit] + (j as u32) * 0x0101_0101;
         self.second[k..k + LANES].copy_from_slice(&places.to_le_bytes());
         self.first[k..k + LANES].copy_from_slice(&((i as u32) * 0x0101_0101).to_le_bytes());
-        self.k = k + ((HIT_COUNTS >> (4 * hit)) & 0xF) as usize;
+        self.k = k + hit_count(hit);
     }
 
     /// Hands each pair held on, as entries of `a` and `b`, and empties.
@@ -349,7 +349,7 @@ const HIT_COUNT: [u8; 16] = {
 };
 
 /// [`HIT_COUNT`], four bits a mask (mask `m` at bits `4m..4m + 4`), for
-/// [`Held::push`].
+/// [`hit_count`].
 const HIT_COUNTS: u64 = {
     let mut word = 0u64;
     let mut m = 0;
@@ -359,6 +359,13 @@ const HIT_COUNTS: u64 = {
     }
     word
 };
+
+/// How many candidates the mask `hit` (below 16) has, read from
+/// [`HIT_COUNTS`] by a shift: [`Held::push`]'s count.
+#[inline(always)]
+const fn hit_count(hit: usize) -> usize {
+    ((HIT_COUNTS >> (4 * hit)) & 0xF) as usize
+}
 
 /// [`sweep_within`] of a run of at most [`SHORT`] entries: its
 /// coordinates are first copied into `cols`, so that a block of
@@ -1603,7 +1610,7 @@ mod tests {
         for (m, (&word, &count)) in HITS.iter().zip(&HIT_COUNT).enumerate() {
             let hits: Vec<u8> = (0..LANES as u8).filter(|&t| m & (1 << t) != 0).collect();
             assert_eq!(usize::from(count), hits.len());
-            assert_eq!(((HIT_COUNTS >> (4 * m)) & 0xF) as usize, hits.len());
+            assert_eq!(hit_count(m), hits.len());
             let bytes = word.to_le_bytes();
             assert_eq!(&bytes[..hits.len()], &hits[..], "mask {m:04b}");
             assert!(bytes[hits.len()..].iter().all(|&b| usize::from(b) < LANES));

@@ -88,7 +88,8 @@ impl<T: Sync> QuadTree<T> {
     /// Like [`update_all`](QuadTree::update_all), on rayon's thread pool:
     /// `f` is called once per item, from the calling thread and any of the
     /// pool's threads, in no particular order; the boxes are written in
-    /// parallel. From `4 × Config::par_min_items` items (2¹⁸ by default),
+    /// parallel on trees of [`Config::par_min_items`](crate::Config) items
+    /// and more. From `4 × Config::par_min_items` items (2¹⁸ by default),
     /// the items that left their node are re-placed one by one up to 1/32 of
     /// the items, and by a rebuild on the pool beyond, or as soon as more
     /// than 1/512 of the items of the first chunks of slots (of 2¹⁴ each, in
@@ -168,7 +169,7 @@ impl<T: Sync> QuadTree<T> {
         };
         type Found = (Vec<(u32, Aabb)>, Option<(Key, Error)>);
 
-        // Phase 1 writes every slot's place in `fresh` (`KEEP` where the
+        // Phase 1 writes every slot's box in `fresh` (`KEEP` where the
         // entry keeps its box), so the buffer kept from the last call is
         // only resized, not filled first: at 1M slots, filling it took
         // 0.8 ms, a pass on one thread over 16 MB before any task starts.
@@ -272,13 +273,14 @@ impl<T: Sync> QuadTree<T> {
         // must rebuild then, whatever the count of those it has.
         let rebuild =
             rebuild.into_inner() || self.plan(movers.len(), true) == super::update::Plan::Rebuild;
-        // Phase 2: write the boxes that stay. A rebuild writes them itself,
-        // in the tasks of its first category pass, each as it reads its
-        // share of the entries (`settle`, `build_all_with`): at 1M boxes
-        // drifting, a pass of its own over the entries took 3-6 ms on two
-        // threads. Otherwise, when every entry is live (as after a
-        // build), each task takes a stretch of the entry array; else one
-        // thread writes them by slot.
+        // Phase 2: write the boxes that stay. A rebuild writes them itself
+        // (`settle`, `build_all_with`): split into jobs, in the jobs of its
+        // first category pass, a block at a time as each reads its share
+        // of the entries (at 1M boxes drifting, a pass of its own over the
+        // entries took 3-6 ms on two threads); otherwise first. Without a
+        // rebuild, when every entry is live (as after a build), each task
+        // takes a stretch of the entry array; else one thread writes them
+        // by slot.
         if !rebuild && self.all_entries_live() {
             let fresh = &fresh;
             map_chunks(&mut self.entries, CHUNK, |_, stretch| {

@@ -286,11 +286,14 @@ impl<T> QuadTree<T> {
     /// a rebuild when `rebuild` (the first pass stopped testing placement),
     /// and re-sorts the marked runs.
     ///
-    /// `fresh`, when given, holds by slot the new boxes of the items that
-    /// stay in their node (NaN for the others), not yet written into their
-    /// entries: `par_update_all` leaves them there when the plan is a
-    /// rebuild, whose first category pass writes them (see
-    /// `QuadTree::build_all_with`). Any other plan writes them first.
+    /// `fresh`, when given, holds by slot the new boxes not yet written
+    /// into their entries (NaN where the entry keeps its box: the movers,
+    /// whose boxes `movers` holds, refused boxes and vacant slots).
+    /// `par_update_all` hands them over only for a rebuild, and with them
+    /// the plan is a rebuild: they are written by its first category pass,
+    /// as it reads the entries (see `QuadTree::build_all_with`), or, when
+    /// the rebuild first presorts the entries, before the sort, which
+    /// orders the new boxes.
     pub(crate) fn settle(
         &mut self,
         movers: Vec<(u32, Aabb)>,
@@ -302,16 +305,12 @@ impl<T> QuadTree<T> {
     ) {
         splits.clear();
         // Structure changes only now, with no node index held from above.
-        let plan = if rebuild {
+        debug_assert!(fresh.is_none() || rebuild, "new boxes for a rebuild only");
+        let plan = if rebuild || fresh.is_some() {
             Plan::Rebuild
         } else {
             self.plan(movers.len(), parallel)
         };
-        if plan != Plan::Rebuild
-            && let Some(fresh) = fresh.take()
-        {
-            super::build::write_fresh(&mut self.entries, fresh);
-        }
         if plan == Plan::Rebuild {
             // Many items left their node: a rebuild from the current order
             // is cheaper than re-placing them, and gives the same tree. It
@@ -325,10 +324,11 @@ impl<T> QuadTree<T> {
             self.pack();
             if scrambled {
                 // The presort orders the new boxes.
+                let pool = self.splits_build(parallel, self.entries.len());
                 if let Some(fresh) = fresh.take() {
-                    super::build::write_fresh(&mut self.entries, fresh);
+                    super::build::write_fresh_all(&mut self.entries, fresh, pool);
                 }
-                self.presort_kept(self.splits_build(parallel, self.entries.len()));
+                self.presort_kept(pool);
             }
             self.build_all_with(parallel, fresh);
         } else if plan == Plan::Bulk {

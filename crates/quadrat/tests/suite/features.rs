@@ -788,6 +788,46 @@ fn parallel_build_equals_sequential_build() {
     tree.validate().unwrap();
 }
 
+/// A box `par_update_all` refuses leaves the item's box as it is, not as
+/// an earlier call left it in the scratch array the calls share: here the
+/// item moved by itself in between.
+#[cfg(feature = "parallel")]
+#[test]
+fn a_refused_box_keeps_the_box_set_since_the_last_par_update_all() {
+    use quadrat::{Aabb, Config, QuadTree};
+    let world = Aabb::new([0.0, 0.0], [100.0, 100.0]);
+    let config = Config {
+        par_min_items: 0,
+        ..Config::default()
+    };
+    let mut tree = QuadTree::with_config(world, config);
+    let points = (0..2000u32).map(|i| {
+        let (x, y) = ((i % 50) as f32 * 2.0, (i / 50) as f32 * 2.0);
+        (Aabb::new([x, y], [x + 0.5, y + 0.5]), i)
+    });
+    let keys = tree.insert_many(points);
+    let k = keys[123];
+    // Every box stays where it is.
+    tree.par_update_all(|_, _, b| b);
+    let moved = tree.aabb(k).unwrap().translate([0.01, 0.01]);
+    assert!(tree.update(k, moved));
+    let refuse = |key, _: &u32, b: Aabb| {
+        if key == k {
+            Aabb::new([f32::NAN, 0.0], [1.0, 1.0])
+        } else {
+            b.translate([0.001, 0.0])
+        }
+    };
+    let err = tree.try_par_update_all(refuse).unwrap_err();
+    assert_eq!(err.0, k);
+    assert_eq!(tree.aabb(k), Some(moved));
+    assert_eq!(
+        tree.aabb(keys[124]),
+        Some(Aabb::new([48.0, 4.0], [48.5, 4.5]).translate([0.001, 0.0]))
+    );
+    tree.validate().unwrap();
+}
+
 #[cfg(feature = "serde")]
 #[test]
 fn serde_round_trips() {
