@@ -222,15 +222,18 @@ mod tests {
         (0..LANES).filter(|&t| test(t)).map(|t| 1 << t).sum()
     }
 
+    /// The next number of a xorshift sequence from `seed`.
+    fn next(seed: &mut u64) -> u64 {
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        *seed
+    }
+
     #[test]
     fn the_kernels_give_the_masks_of_the_tests_lane_by_lane() {
         let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-        let mut pick = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            VALUES[(seed % VALUES.len() as u64) as usize]
-        };
+        let mut pick = || VALUES[(next(&mut seed) % VALUES.len() as u64) as usize];
         for _ in 0..200_000 {
             let a = Aabb::new([pick(), pick()], [pick(), pick()]);
             let mut four = || [pick(), pick(), pick(), pick()];
@@ -256,12 +259,7 @@ mod tests {
     #[test]
     fn widened_places_are_the_bytes_added_to_the_base() {
         let mut seed = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = || next(&mut seed);
         let bases = [0, 1, 63, 64, 255, 256, 1 << 20, u32::MAX - 255, u32::MAX];
         for _ in 0..20_000 {
             let word = next() as u32;
