@@ -4,7 +4,7 @@
 //! Everything the benchmark does with quadrat goes through this file, using
 //! only the library's public API: build is [`QuadTree::insert_many`] (the
 //! bulk build; [`QuadTree::par_insert_many`] in parallel) into a tree over
-//! the scene's world, all pairs is [`QuadTree::for_each_pair`] (or
+//! the scene's world, all pairs is [`QuadTree::map_pairs_into`] (or
 //! [`QuadTree::par_map_pairs_into`]), a
 //! range query is [`QuadTree::query_keys_into`] (keys, like the ids the peers
 //! keep in their leaves), the k nearest boxes are
@@ -164,7 +164,7 @@ impl BroadPhase for Quadrat {
 
     fn pairs_into(&mut self, out: &mut Vec<(u32, u32)>) {
         self.tree
-            .for_each_pair(|a, b| out.push(ordered(index(a), index(b))));
+            .map_pairs_into(out, |a, b| ordered(index(a), index(b)));
     }
 
     fn query(&mut self, area: Bbox, out: &mut Vec<u32>) {

@@ -587,7 +587,8 @@ pub(crate) fn write_fresh(entries: &mut [Entry], fresh: &[Aabb]) {
 
 /// [`write_fresh`] over all of `entries`, in stretches of 2¹⁴ on rayon's
 /// pool when `parallel` (already decided by the caller, see
-/// `splits_build`): for a rebuild that presorts the new boxes.
+/// `splits_build`): for a rebuild that presorts the new boxes, and for
+/// `par_update_all`'s second phase when it does not rebuild.
 pub(crate) fn write_fresh_all(entries: &mut [Entry], fresh: &[Aabb], parallel: bool) {
     #[cfg(feature = "parallel")]
     if parallel {

@@ -254,10 +254,14 @@ pub struct NodeView {
 ///   point queries, [`raycast`](QuadTree::raycast) and
 ///   [`for_each_pair`](QuadTree::for_each_pair) allocate nothing (except
 ///   the first question after inserts into an empty tree, which builds
-///   their index: see [`insert`](QuadTree::insert));
-///   [`nearest`](QuadTree::nearest) keeps a heap of `k` candidates, and the
-///   forms that return a `Vec` ([`pairs`](QuadTree::pairs),
-///   [`raycast_all`](QuadTree::raycast_all)) allocate it.
+///   their index: see [`insert`](QuadTree::insert)), nor do the `_into`
+///   forms ([`pairs_into`](QuadTree::pairs_into),
+///   [`map_pairs_into`](QuadTree::map_pairs_into),
+///   [`query_keys_into`](QuadTree::query_keys_into)) into a vector with
+///   room; [`nearest`](QuadTree::nearest) keeps a heap of `k` candidates,
+///   and the forms that return a `Vec` ([`pairs`](QuadTree::pairs), which
+///   also sorts through a second one, [`raycast_all`](QuadTree::raycast_all))
+///   allocate it.
 /// - **Keys are deterministic** (see [`Key`]): the same calls from the same
 ///   [`Config`] give the same keys in every process.
 /// - **Snapshots** (feature `serde`): a tree serializes completely, its

@@ -1,7 +1,7 @@
 //! Building and pair finding on several threads (feature `parallel`).
 
 use super::QuadTree;
-use super::pairs::ordered_keys;
+use super::pairs::{Emit, IntoVec, ordered_keys, sort_pairs};
 use crate::error::Error;
 use crate::geom::Aabb;
 use crate::key::Key;
@@ -12,6 +12,61 @@ use std::sync::Mutex;
 /// and 6 sibling pairs per level give hundreds of jobs, plenty to balance
 /// a few cores, while the work below stays sequential and allocation-free.
 const SPLIT_LEVELS: u8 = 3;
+
+/// Pairs a job of [`par_map_pairs_into`](QuadTree::par_map_pairs_into)
+/// gathers before it appends them to the caller's vector.
+const BUFFER: usize = 4096;
+
+/// A job's share of [`par_map_pairs_into`](QuadTree::par_map_pairs_into):
+/// `f` of each pair it finds, gathered in `found` and handed to `flush`
+/// (which appends it to the caller's vector) before it would hold more
+/// than [`BUFFER`]. The pairs a sweep has held go in at once, as
+/// [`IntoVec`] appends them.
+struct Gather<'a, P, F, G> {
+    found: Vec<P>,
+    f: &'a F,
+    flush: &'a G,
+}
+
+impl<P, F: Fn(Key, Key) -> P, G: Fn(&mut Vec<P>)> Gather<'_, P, F, G> {
+    /// `found` with room for `k` more pairs (at most [`BUFFER`]), for
+    /// `f` of each.
+    #[inline(always)]
+    fn room(&mut self, k: usize) -> IntoVec<'_, P, &F> {
+        debug_assert!(k <= BUFFER);
+        if self.found.len() + k > BUFFER {
+            (self.flush)(&mut self.found);
+        }
+        if self.found.capacity() == 0 {
+            self.found.reserve_exact(BUFFER);
+        }
+        IntoVec {
+            out: &mut self.found,
+            f: self.f,
+        }
+    }
+}
+
+impl<P, F: Fn(Key, Key) -> P, G: Fn(&mut Vec<P>)> Emit for Gather<'_, P, F, G> {
+    #[inline(always)]
+    fn pair(&mut self, a: &Entry, b: &Entry) {
+        self.room(1).pair(a, b);
+    }
+
+    #[inline(always)]
+    fn places(&mut self, a: &[Entry], b: &[Entry], first: &[u8], second: &[u8]) {
+        if !first.is_empty() {
+            self.room(first.len()).places(a, b, first, second);
+        }
+    }
+
+    #[inline(always)]
+    fn within(&mut self, run: &[Entry], ij: &[(u32, u32)]) {
+        if !ij.is_empty() {
+            self.room(ij.len()).within(run, ij);
+        }
+    }
+}
 
 impl<T> QuadTree<T> {
     /// Like [`rebuild`](QuadTree::rebuild), with the subtrees of the top
@@ -282,10 +337,7 @@ impl<T: Sync> QuadTree<T> {
         // takes a stretch of the entry array; else one thread writes them
         // by slot.
         if !rebuild && self.all_entries_live() {
-            let fresh = &fresh;
-            map_chunks(&mut self.entries, CHUNK, |_, stretch| {
-                super::build::write_fresh(stretch, fresh);
-            });
+            super::build::write_fresh_all(&mut self.entries, &fresh, true);
         } else if !rebuild {
             for (place, b) in self.slab.places.iter().zip(&fresh) {
                 if !b.min.x.is_nan() {
@@ -328,11 +380,13 @@ impl<T: Sync> QuadTree<T> {
     /// ```
     pub fn par_for_each_pair(&self, f: impl Fn(Key, Key) + Sync) {
         self.ix_with(true);
-        let emit = |_: &mut (), a: &Entry, b: &Entry| {
-            let (ka, kb) = ordered_keys(a, b);
-            f(ka, kb);
+        let start = || {
+            |a: &Entry, b: &Entry| {
+                let (ka, kb) = ordered_keys(a, b);
+                f(ka, kb);
+            }
         };
-        self.par_walk(0, self.split_levels(), true, || (), emit, |()| {});
+        self.par_walk(0, self.split_levels(), true, start, drop);
     }
 
     /// Every intersecting pair `(a, b)` with `a < b`, each exactly once,
@@ -348,9 +402,8 @@ impl<T: Sync> QuadTree<T> {
     /// ```
     #[must_use]
     pub fn par_pairs(&self) -> Vec<(Key, Key)> {
-        use rayon::prelude::*;
         let mut out = self.par_pairs_unordered();
-        out.par_sort_unstable();
+        sort_pairs(&mut out, self.slab.slots.len());
         out
     }
 
@@ -430,14 +483,9 @@ impl<T: Sync> QuadTree<T> {
         f: impl Fn(Key, Key) -> P + Sync,
         warm: bool,
     ) {
-        /// Pairs a job gathers before it appends them to `out`.
-        const BUFFER: usize = 4096;
         self.ix_with(true);
         if !self.walk_splits() {
-            let mut emit = |a: &Entry, b: &Entry| {
-                let (ka, kb) = ordered_keys(a, b);
-                out.push(f(ka, kb));
-            };
+            let mut emit = IntoVec { out, f };
             self.walk_pairs(&mut emit, warm, |p| p.within_subtree(0));
             return;
         }
@@ -450,21 +498,17 @@ impl<T: Sync> QuadTree<T> {
         out.reserve(BUFFER);
         let shared = Mutex::new(out);
         let flush = |found: &mut Vec<P>| lock(&shared).append(found);
-        let emit = |found: &mut Vec<P>, a: &Entry, b: &Entry| {
-            if found.len() == BUFFER {
-                flush(found);
-            } else if found.capacity() == 0 {
-                found.reserve_exact(BUFFER);
-            }
-            let (ka, kb) = ordered_keys(a, b);
-            found.push(f(ka, kb));
+        let start = || Gather {
+            found: Vec::new(),
+            f: &f,
+            flush: &flush,
         };
-        let end = |mut found: Vec<P>| {
-            if !found.is_empty() {
-                flush(&mut found);
+        let end = |mut job: Gather<'_, P, _, _>| {
+            if !job.found.is_empty() {
+                flush(&mut job.found);
             }
         };
-        self.par_walk(0, SPLIT_LEVELS, warm, Vec::new, emit, end);
+        self.par_walk(0, SPLIT_LEVELS, warm, start, end);
     }
 
     /// How many levels of the pair walk are split into jobs: none below
@@ -487,33 +531,29 @@ impl<T: Sync> QuadTree<T> {
 
     /// The pair walk of the subtree of `n` (see `PairFinder::within_subtree`),
     /// split into jobs for `levels` more levels (see [`Job`]), each run on
-    /// whichever thread takes it (see [`run_jobs`]): a job starts a state
-    /// with `start`, hands every pair it finds to `emit` with that state,
-    /// and gives the state to `end`. Each node's slots are prefetched
-    /// before its items are paired when `warm` (see `PairFinder::warming`).
+    /// whichever thread takes it (see [`run_jobs`]): a job makes an [`Emit`]
+    /// with `start`, hands it every pair it finds, and gives it to `end`.
+    /// Each node's slots are prefetched before its items are paired when
+    /// `warm` (see `PairFinder::warming`).
     ///
-    /// The walk calls `emit` directly, as `for_each_pair` calls its
-    /// closure: through a `dyn FnMut` for every pair, `par_for_each_pair`
-    /// ran 1.09× the instructions at 100k boxes of mixed sizes, and took
-    /// 1.1–1.3× the time on two threads in clustered and mixed scenes
-    /// (ARCHITECTURE.md, *Queries and pairs*, *Parallel*).
-    fn par_walk<S, E>(
+    /// The walk calls the job's `Emit` directly, as `for_each_pair` calls
+    /// its closure: through a `dyn FnMut` for every pair,
+    /// `par_for_each_pair` ran 1.09× the instructions at 100k boxes of
+    /// mixed sizes, and took 1.1–1.3× the time on two threads in clustered
+    /// and mixed scenes (ARCHITECTURE.md, *Queries and pairs*, *Parallel*).
+    fn par_walk<S: Emit>(
         &self,
         n: u32,
         levels: u8,
         warm: bool,
         start: impl Fn() -> S + Sync,
-        emit: E,
         end: impl Fn(S) + Sync,
-    ) where
-        E: Fn(&mut S, &Entry, &Entry) + Sync,
-    {
+    ) {
         let mut jobs = Vec::new();
         self.list_jobs(n, levels, &mut jobs);
         run_jobs(jobs.len(), |i| {
             let mut state = start();
-            let mut pair = |a: &Entry, b: &Entry| emit(&mut state, a, b);
-            self.walk_pairs(&mut pair, warm, |p| match jobs[i] {
+            self.walk_pairs(&mut state, warm, |p| match jobs[i] {
                 Job::Within(n) => p.within_subtree(n),
                 Job::Own(n) => p.own_run(n),
                 Job::Between(a, b) => p.subtree_vs_subtree(a, b),

@@ -30,6 +30,19 @@ pub(crate) fn steady_state_allocates_nothing() {
     assert!(hits > 0);
     assert_eq!(n, 0, "queries and pairs allocated");
 
+    // The pairs into vectors that hold room for them.
+    let (mut keys, mut values) = (Vec::new(), Vec::new());
+    tree.pairs_into(&mut keys);
+    tree.map_pairs_into(&mut values, |a, b| (tree[a], tree[b]));
+    assert!(!keys.is_empty() && keys.len() == values.len());
+    let n = allocations_during(|| {
+        keys.clear();
+        tree.pairs_into(&mut keys);
+        values.clear();
+        tree.map_pairs_into(&mut values, |a, b| (tree[a], tree[b]));
+    });
+    assert_eq!(n, 0, "pairs_into or map_pairs_into allocated");
+
     // The other forms documented as allocation-free: ray casts, visitors,
     // `_into` with a warm buffer, pairs between two trees.
     let mut other = QuadTree::new(s.world);

@@ -521,6 +521,26 @@ impl Harness {
         ensure_eq!(dedup.len(), raw.len(), "a pair was reported twice");
         let brute = self.model.brute_pairs();
         ensure_eq!(self.tree.pairs(), brute, "pairs");
+        // The `_into` forms append the walk's pairs, in its order, after
+        // what the vector held.
+        let mut into = brute.first().copied().into_iter().collect::<Vec<_>>();
+        let kept = into.len();
+        self.tree.pairs_into(&mut into);
+        ensure_eq!(into[..kept], brute[..kept], "pairs_into kept what it held");
+        ensure_eq!(into[kept..], raw[..], "pairs_into");
+        let mut values = vec![(u32::MAX, u32::MAX)];
+        self.tree
+            .map_pairs_into(&mut values, |a, b| (self.tree[a], self.tree[b]));
+        let walked: Vec<(u32, u32)> = raw
+            .iter()
+            .map(|&(a, b)| (self.tree[a], self.tree[b]))
+            .collect();
+        ensure_eq!(
+            values[0],
+            (u32::MAX, u32::MAX),
+            "map_pairs_into kept what it held"
+        );
+        ensure_eq!(values[1..], walked[..], "map_pairs_into");
         // The walk between two trees, with the tree against itself: every
         // pair in both orders, and every item with itself.
         let mut both: Vec<(Key, Key)> = brute.iter().flat_map(|&(a, b)| [(a, b), (b, a)]).collect();
