@@ -33,8 +33,8 @@ mod update;
 mod validate;
 
 pub(crate) use node::{Entry, Geo, Hot, Node, NodeStack, Sorter, quadrant};
-pub(crate) use pairs::NodeFilter;
 pub use pairs::PairStats;
+pub(crate) use pairs::{NodeFilter, sort_pairs};
 pub use query::{Query, Region};
 
 use crate::error::Error;
@@ -259,9 +259,10 @@ pub struct NodeView {
 ///   [`map_pairs_into`](QuadTree::map_pairs_into),
 ///   [`query_keys_into`](QuadTree::query_keys_into)) into a vector with
 ///   room; [`nearest`](QuadTree::nearest) keeps a heap of `k` candidates,
-///   and the forms that return a `Vec` ([`pairs`](QuadTree::pairs), which
-///   also sorts through a second one, [`raycast_all`](QuadTree::raycast_all))
-///   allocate it.
+///   and the forms that return a `Vec` ([`pairs`](QuadTree::pairs),
+///   [`raycast_all`](QuadTree::raycast_all)) allocate it; `pairs`, when it
+///   has many pairs to sort, also allocates a second vector as long and a
+///   count a slot (see its docs).
 /// - **Keys are deterministic** (see [`Key`]): the same calls from the same
 ///   [`Config`] give the same keys in every process.
 /// - **Snapshots** (feature `serde`): a tree serializes completely, its

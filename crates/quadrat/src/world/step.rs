@@ -5,7 +5,7 @@ use super::{CollisionWorld, Filter};
 use crate::geom::Aabb;
 use crate::key::Key;
 use crate::shape::Contact;
-use crate::tree::{NodeFilter, QuadTree};
+use crate::tree::{NodeFilter, QuadTree, sort_pairs};
 use core::cmp::Ordering;
 
 /// The step takes the full pass over the tree when more than one body in
@@ -214,54 +214,6 @@ impl StepBuffers {
 #[inline]
 fn by_keys(x: &ContactPair, y: &ContactPair) -> Ordering {
     x.a.cmp(&y.a).then(x.b.cmp(&y.b))
-}
-
-/// Sorts `pairs` (with `a < b` each) by key pair, in time linear in their
-/// number plus `slots` (one more than the largest key index): a counting
-/// sort by `a`'s index into `scratch`, then each run of equal `a` (short) by
-/// `b`'s index. Within one step every key is live and has its own index, so
-/// indices order the keys as the keys do. Few pairs among many slots are
-/// sorted by comparison instead.
-fn sort_pairs(
-    pairs: &mut Vec<(Key, Key)>,
-    scratch: &mut Vec<(Key, Key)>,
-    counts: &mut Vec<u32>,
-    slots: usize,
-) {
-    // The counting sort costs `slots` too: for a few pairs among many
-    // bodies (a step where little moved), a comparison sort is cheaper.
-    if pairs.len() < 64 || pairs.len() * 16 < slots {
-        pairs.sort_unstable_by_key(|p| (u64::from(p.0.index()) << 32) | u64::from(p.1.index()));
-        return;
-    }
-    counts.clear();
-    counts.resize(slots + 1, 0);
-    for p in pairs.iter() {
-        counts[p.0.index() as usize + 1] += 1;
-    }
-    let mut sum = 0;
-    for c in counts.iter_mut() {
-        sum += *c;
-        *c = sum;
-    }
-    // `counts[i]` is now where the run of `a.index() == i` starts.
-    scratch.clear();
-    scratch.extend_from_slice(pairs);
-    for p in pairs.iter() {
-        let at = &mut counts[p.0.index() as usize];
-        scratch[*at as usize] = *p;
-        *at += 1;
-    }
-    // Each run of equal `a` is found by comparing neighbouring pairs, not
-    // from the counters: a resting world's step has far fewer pairs than
-    // slots (about 48,000 against 210,000 with 10,000 movers over 200,000
-    // tiles), and the loop over the counters cost a fifth of the sort.
-    for run in scratch.chunk_by_mut(|x, y| x.0.index() == y.0.index()) {
-        if run.len() > 1 {
-            run.sort_unstable_by_key(|p| p.1.index());
-        }
-    }
-    core::mem::swap(pairs, scratch);
 }
 
 /// The incremental step's questions: a group of changed bodies asks the

@@ -37,6 +37,65 @@ fn parallel_pairs_equal_sequential_pairs() {
 /// reports them: node by node, run by run, so two trees with the same
 /// nodes give the same list only when every run holds its items in the
 /// same order.
+/// A job that finds more pairs than its buffer holds hands them on and
+/// goes on, and the sorts agree after removals gave reused slots new
+/// generations: 200 boxes on one point (19,900 pairs in one node's run),
+/// beside a grid, on two threads.
+#[cfg(feature = "parallel")]
+#[test]
+fn a_pile_of_pairs_larger_than_a_jobs_buffer_and_reused_slots() {
+    use quadrat::{Aabb, Config, QuadTree};
+    let config = Config {
+        par_min_items: 0,
+        ..Config::default()
+    };
+    let mut tree = QuadTree::with_config(Aabb::new([0.0, 0.0], [100.0, 100.0]), config);
+    let pile = Aabb::new([10.0, 10.0], [11.0, 11.0]);
+    let mut keys: Vec<_> = (0..200u32).map(|i| tree.insert(pile, i)).collect();
+    for i in 0..400u32 {
+        let (x, y) = ((i % 20) as f32 * 5.0, (i / 20) as f32 * 5.0);
+        keys.push(tree.insert(Aabb::new([x, y], [x + 5.0, y + 5.0]), 1000 + i));
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .expect("a thread pool");
+    for round in 0..3 {
+        let mut walked = Vec::new();
+        tree.for_each_pair(|a, b| walked.push((tree[a], tree[b])));
+        walked.sort_unstable();
+        assert!(walked.len() > 19_900, "round {round}: the pile's pairs");
+        pool.install(|| {
+            let mut mapped = vec![(u32::MAX, u32::MAX)];
+            tree.par_map_pairs_into(&mut mapped, |a, b| (tree[a], tree[b]));
+            assert_eq!(
+                mapped[0],
+                (u32::MAX, u32::MAX),
+                "round {round}: what out held"
+            );
+            mapped.remove(0);
+            mapped.sort_unstable();
+            assert_eq!(mapped, walked, "round {round}: par_map_pairs_into");
+            assert_eq!(tree.par_pairs(), tree.pairs(), "round {round}: par_pairs");
+        });
+        let mut sorted = Vec::new();
+        tree.for_each_pair(|a, b| sorted.push((a, b)));
+        sorted.sort_unstable();
+        assert_eq!(tree.pairs(), sorted, "round {round}: pairs");
+        // Every third item out and in again: its slot comes back with a new
+        // generation, and the next round pairs it again.
+        for (i, key) in keys.iter_mut().enumerate().step_by(3) {
+            let value = tree.remove(*key).expect("live");
+            let b = if value < 1000 {
+                pile
+            } else {
+                Aabb::from_center([50.0, 50.0 + i as f32 * 0.01], [0.5, 0.5])
+            };
+            *key = tree.insert(b, value);
+        }
+    }
+}
+
 #[cfg(feature = "parallel")]
 fn order<T>(t: &quadrat::QuadTree<T>) -> Vec<u32> {
     let mut keys = Vec::new();
