@@ -41,9 +41,7 @@ impl<P, F: Fn(Key, Key) -> P, G: Fn(&mut Vec<P>)> Gather<'_, P, F, G> {
             f: self.f,
         }
     }
-}
 
-impl<P, F: Fn(Key, Key) -> P, G: Fn(&mut Vec<P>)> Gather<'_, P, F, G> {
     /// Hands what `found` holds to `flush`, or gives the empty buffer its
     /// room: out of line, as [`IntoVec`]'s `extend` is.
     #[cold]
@@ -407,8 +405,8 @@ impl<T: Sync> QuadTree<T> {
     /// sorted, found on rayon's thread pool (see
     /// [`par_pairs_into`](QuadTree::par_pairs_into)), then sorted on the
     /// calling thread as [`pairs`](QuadTree::pairs) sorts them (a counting
-    /// sort by the first key's slot: at 1M uniform boxes on two threads,
-    /// `par_pairs` took 0.89× the time it took with rayon's parallel
+    /// sort by the first key's slot: at 1M boxes on two threads,
+    /// `par_pairs` took 0.89–0.97× the time it took with rayon's parallel
     /// comparison sort).
     ///
     /// ```
