@@ -1257,12 +1257,8 @@ impl<T> QuadTree<T> {
     /// }
     /// ```
     pub fn pairs_into(&self, out: &mut Vec<(Key, Key)>) {
-        let mut emit = IntoVec {
-            out,
-            f: |a, b| (a, b),
-        };
         // Keys only: no slot is read, so none is prefetched.
-        self.walk_pairs(&mut emit, false, |p| p.within_subtree(0));
+        self.map_pairs_with(out, |a, b| (a, b), false);
     }
 
     /// Appends `f(a, b)` for every intersecting pair `(a, b)` with `a < b`,
@@ -1293,8 +1289,21 @@ impl<T> QuadTree<T> {
     /// assert_eq!(ids, pushed);
     /// ```
     pub fn map_pairs_into<P>(&self, out: &mut Vec<P>, f: impl FnMut(Key, Key) -> P) {
+        self.map_pairs_with(out, f, true);
+    }
+
+    /// Appends `f(a, b)` for every pair to `out` in the walk's order
+    /// ([`IntoVec`]), prefetching each node's slots when `warm`: the walk
+    /// of `pairs_into`, `map_pairs_into`, and of the parallel forms when
+    /// they do not split.
+    pub(crate) fn map_pairs_with<P>(
+        &self,
+        out: &mut Vec<P>,
+        f: impl FnMut(Key, Key) -> P,
+        warm: bool,
+    ) {
         let mut emit = IntoVec { out, f };
-        self.walk_pairs(&mut emit, true, |p| p.within_subtree(0));
+        self.walk_pairs(&mut emit, warm, |p| p.within_subtree(0));
     }
 
     /// The work one [`for_each_pair`](QuadTree::for_each_pair) does on

@@ -98,6 +98,7 @@ impl<T> QuadTree<T> {
     /// assert_eq!(tree.nodes().collect::<Vec<_>>(), before);
     /// ```
     pub fn par_rebuild(&mut self) {
+        let _awake = self.awake(self.len());
         if self.deferred {
             // Placing a deferred tree is a bulk build already.
             self.undefer_with(true);
@@ -127,7 +128,7 @@ impl<T> QuadTree<T> {
     /// ```
     #[track_caller]
     pub fn par_insert_many(&mut self, items: impl IntoIterator<Item = (Aabb, T)>) -> Vec<Key> {
-        match self.insert_many_impl(items, true, true) {
+        match self.try_par_insert_many(items) {
             Ok(keys) => keys,
             Err(e) => panic!("quadrat: invalid box passed to QuadTree::par_insert_many: {e}"),
         }
@@ -147,7 +148,19 @@ impl<T> QuadTree<T> {
         &mut self,
         items: impl IntoIterator<Item = (Aabb, T)>,
     ) -> Result<Vec<Key>, Error> {
+        let items = items.into_iter();
+        let _awake = self.awake(self.len().saturating_add(items.size_hint().0));
         self.insert_many_impl(items, true, true)
+    }
+
+    /// [`wake_pool`] for a call over `items` items, from
+    /// [`Config::par_min_items`](crate::Config), where its work splits.
+    fn awake(&self, items: usize) -> Awake {
+        if self.splits(true, items) {
+            wake_pool()
+        } else {
+            Awake(None)
+        }
     }
 }
 
@@ -220,6 +233,7 @@ impl<T: Sync> QuadTree<T> {
         f: impl Fn(Key, &T, Aabb) -> Aabb + Sync,
     ) -> Result<(), (Key, Error)> {
         use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
+        let _awake = self.awake(self.len());
         self.undefer_with(true);
         /// Slots per task.
         const CHUNK: usize = 1 << 14;
@@ -361,14 +375,12 @@ impl<T: Sync> QuadTree<T> {
         bits.clear();
         bits.extend(dirty.into_iter().map(AtomicU64::into_inner));
         let splits = core::mem::take(&mut self.splits);
-        self.settle(
-            movers,
-            splits,
-            bits,
-            true,
-            rebuild,
-            rebuild.then_some(&fresh[..]),
-        );
+        let how = if rebuild {
+            super::update::Replace::Rebuild(Some(&fresh[..]))
+        } else {
+            super::update::Replace::AsPlanned
+        };
+        self.settle(movers, splits, bits, true, how);
         self.fresh = fresh;
         match refused {
             Some(r) => Err(r),
@@ -391,6 +403,7 @@ impl<T: Sync> QuadTree<T> {
     /// assert_eq!(count.into_inner(), tree.pairs().len());
     /// ```
     pub fn par_for_each_pair(&self, f: impl Fn(Key, Key) + Sync) {
+        let _awake = self.awake(self.len());
         self.ix_with(true);
         let start = || {
             |a: &Entry, b: &Entry| {
@@ -499,10 +512,10 @@ impl<T: Sync> QuadTree<T> {
         f: impl Fn(Key, Key) -> P + Sync,
         warm: bool,
     ) {
+        let _awake = self.awake(self.len());
         self.ix_with(true);
         if !self.walk_splits() {
-            let mut emit = IntoVec { out, f };
-            self.walk_pairs(&mut emit, warm, |p| p.within_subtree(0));
+            self.map_pairs_with(out, f, warm);
             return;
         }
         // Room for a first buffer, made here, on the calling thread: the
@@ -689,6 +702,74 @@ pub(crate) fn map_chunks<E: Send, R: Send>(
     map_parts(items.chunks_mut(size).collect(), job)
 }
 
+/// How long a keeper of [`wake_pool`] waits for a job before it leaves
+/// its thread to rayon, which soon puts it to sleep.
+const KEEP_AWAKE: std::time::Duration = std::time::Duration::from_millis(2);
+
+/// Keeps the other threads of rayon's pool awake while it lives (see
+/// [`wake_pool`]); dropping it lets them go.
+pub(crate) struct Awake(Option<std::sync::Arc<std::sync::atomic::AtomicBool>>);
+
+impl Drop for Awake {
+    fn drop(&mut self) {
+        if let Some(done) = &self.0 {
+            done.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+}
+
+/// Wakes the other threads of rayon's pool for one parallel call, and
+/// keeps them awake until the [`Awake`] it returns is dropped: each runs a
+/// task that takes the pool's jobs as they come ([`rayon::yield_now`]),
+/// and leaves when the call is over or after [`KEEP_AWAKE`] without one.
+///
+/// A call is several rounds of jobs ([`run_jobs`]) with a little work on
+/// the calling thread between them. rayon puts a thread to sleep soon
+/// after it finds no work, and on a shared 2-core virtual machine a
+/// thread asleep took 0.7–4.2 ms to wake (median 2.3 ms), so each round
+/// waited for a helper that came too late to help. Over 100k boxes, with 16 ms of sleep before each frame (a game
+/// waiting for its next one), `par_update_all` then `par_map_pairs_into`
+/// took 0.78–1.19× the time of the calls on one thread; with the pool
+/// kept awake through each call, 0.59–0.80× (ARCHITECTURE.md, *Queries
+/// and pairs*, *Parallel*).
+///
+/// The tasks borrow nothing, so the call need not wait for them. Nothing
+/// is woken on a pool of one thread, nor when the caller is a thread of a
+/// pool: there a task could be taken by the caller itself while it waits
+/// for its own jobs, and hold it until [`KEEP_AWAKE`] passed.
+pub(crate) fn wake_pool() -> Awake {
+    // One task for each helper of `run_jobs`.
+    let others = rayon::current_num_threads().saturating_sub(1);
+    if others == 0 || rayon::current_thread_index().is_some() {
+        return Awake(None);
+    }
+    keep_awake(others, KEEP_AWAKE)
+}
+
+/// Spawns `tasks` tasks on rayon's pool that take its jobs until the
+/// [`Awake`] returned is dropped, or for `idle` without one.
+fn keep_awake(tasks: usize, idle: std::time::Duration) -> Awake {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let done = Arc::new(AtomicBool::new(false));
+    for _ in 0..tasks {
+        let done = Arc::clone(&done);
+        rayon::spawn(move || {
+            let mut since = None;
+            while !done.load(Ordering::Relaxed) {
+                if rayon::yield_now() == Some(rayon::Yield::Executed) {
+                    since = None;
+                } else if since.get_or_insert_with(std::time::Instant::now).elapsed() > idle {
+                    return;
+                } else {
+                    std::thread::yield_now();
+                }
+            }
+        });
+    }
+    Awake(Some(done))
+}
+
 /// Runs `job(i)` for every `i` in `0..jobs`, each once: the calling thread
 /// and up to one helper task per other thread of rayon's pool take the
 /// next job from a shared counter until none is left.
@@ -728,4 +809,86 @@ pub(crate) fn run_jobs(jobs: usize, job: impl Fn(usize) + Sync) {
         }
         work();
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
+    use std::time::{Duration, Instant};
+
+    /// Waits up to 20 s for every task woken with `done` to leave: each
+    /// holds a count of it, besides the `held` counts of the caller.
+    /// `false` if one is still there.
+    fn all_leave(done: &Arc<AtomicBool>, held: usize) -> bool {
+        let start = Instant::now();
+        while Arc::strong_count(done) > held {
+            if start.elapsed() > Duration::from_secs(20) {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        true
+    }
+
+    /// [`keep_awake`] on every thread of the global pool, from this test
+    /// thread, with the flag its tasks share.
+    fn woken(idle: Duration) -> (Awake, Arc<AtomicBool>) {
+        let _ = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build_global();
+        let awake = keep_awake(rayon::current_num_threads(), idle);
+        let done = Arc::clone(
+            awake
+                .0
+                .as_ref()
+                .expect("tasks on a pool of several threads"),
+        );
+        (awake, done)
+    }
+
+    #[test]
+    fn the_pools_threads_are_let_go_when_the_call_ends() {
+        // Tasks that would wait an hour for a job leave when told.
+        let (awake, done) = woken(Duration::from_secs(3600));
+        assert!(!done.load(std::sync::atomic::Ordering::Relaxed));
+        // Every thread of the pool runs one of them (they were queued
+        // first), and `run_jobs` returns only once its helpers' tasks have
+        // run: they take them.
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let ran = std::sync::atomic::AtomicUsize::new(0);
+            run_jobs(64, |_| {
+                ran.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            });
+            let _ = tx.send(ran.into_inner());
+        });
+        let ran = rx.recv_timeout(Duration::from_secs(20));
+        drop(awake);
+        assert_eq!(ran, Ok(64), "the jobs' helper was not taken");
+        assert!(all_leave(&done, 1), "a task kept its thread after the call");
+    }
+
+    #[test]
+    fn the_pools_threads_leave_when_no_job_comes() {
+        let (awake, done) = woken(Duration::from_millis(1));
+        // The test's count and `awake`'s.
+        assert!(all_leave(&done, 2), "a task kept its thread with no job");
+        drop(awake);
+    }
+
+    #[test]
+    fn nothing_is_woken_from_a_thread_of_the_pool() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .expect("a thread pool");
+        assert!(pool.install(|| wake_pool().0.is_none()));
+        let one = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .expect("a thread pool");
+        assert!(one.install(|| wake_pool().0.is_none()));
+    }
 }

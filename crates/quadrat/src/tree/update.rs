@@ -282,34 +282,21 @@ impl<T> QuadTree<T> {
 
     /// The second half of `update_all`, after the boxes that stay in their
     /// node were written and their nodes marked in `dirty`: re-places the
-    /// `movers` (slot and new box) as [`plan`](QuadTree::plan) says, or by
-    /// a rebuild when `rebuild` (the first pass stopped testing placement),
-    /// and re-sorts the marked runs.
-    ///
-    /// `fresh`, when given, holds by slot the new boxes not yet written
-    /// into their entries (NaN where the entry keeps its box: the movers,
-    /// whose boxes `movers` holds, refused boxes and vacant slots).
-    /// `par_update_all` hands them over only for a rebuild, and with them
-    /// the plan is a rebuild: they are written by its first category pass,
-    /// as it reads the entries (see `QuadTree::build_all_with`), or, when
-    /// the rebuild first presorts the entries, before the sort, which
-    /// orders the new boxes.
+    /// `movers` (slot and new box) as `how` says, and re-sorts the marked
+    /// runs.
     pub(crate) fn settle(
         &mut self,
         movers: Vec<(u32, Aabb)>,
         mut splits: Vec<u32>,
         mut dirty: Vec<u64>,
         parallel: bool,
-        rebuild: bool,
-        mut fresh: Option<&[Aabb]>,
+        how: Replace<'_>,
     ) {
         splits.clear();
         // Structure changes only now, with no node index held from above.
-        debug_assert!(fresh.is_none() || rebuild, "new boxes for a rebuild only");
-        let plan = if rebuild || fresh.is_some() {
-            Plan::Rebuild
-        } else {
-            self.plan(movers.len(), parallel)
+        let (plan, mut fresh) = match how {
+            Replace::AsPlanned => (self.plan(movers.len(), parallel), None),
+            Replace::Rebuild(fresh) => (Plan::Rebuild, fresh),
         };
         if plan == Plan::Rebuild {
             // Many items left their node: a rebuild from the current order
@@ -667,9 +654,29 @@ impl<T> Drop for Settle<'_, T> {
         let movers = core::mem::take(&mut self.movers);
         let splits = core::mem::take(&mut self.splits);
         let dirty = core::mem::take(&mut self.dirty);
-        self.tree
-            .settle(movers, splits, dirty, false, self.rebuild, None);
+        let how = if self.rebuild {
+            Replace::Rebuild(None)
+        } else {
+            Replace::AsPlanned
+        };
+        self.tree.settle(movers, splits, dirty, false, how);
     }
+}
+
+/// How [`QuadTree::settle`] re-places the items that left their node.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Replace<'a> {
+    /// As [`QuadTree::plan`] says for their count.
+    AsPlanned,
+    /// By a rebuild: the first pass stopped testing placement, or its
+    /// count called for one. With the new boxes by slot that are not yet
+    /// in their entries (NaN where the entry keeps its box: the movers,
+    /// whose boxes `movers` holds, refused boxes and vacant slots), from
+    /// `par_update_all`: the rebuild's first category pass writes them as
+    /// it reads the entries (see `QuadTree::build_all_with`), or, when the
+    /// rebuild first presorts the entries, they are written before the
+    /// sort, which orders the new boxes.
+    Rebuild(Option<&'a [Aabb]>),
 }
 
 /// What the first pass of `update_all` has seen so far.

@@ -33,6 +33,66 @@ fn parallel_pairs_equal_sequential_pairs() {
     }
 }
 
+/// Called from a thread outside rayon's pools, the parallel calls keep
+/// the global pool's threads awake while they run, and those threads take
+/// the calls' jobs: every call agrees with its sequential twin, frame
+/// after frame, with 1% of the items jumping and every call split
+/// (`par_min_items` 0).
+#[cfg(feature = "parallel")]
+#[test]
+fn parallel_calls_from_outside_the_pool_agree_with_sequential_ones() {
+    use quadrat::scenario::{Layout, Scenario};
+    use quadrat::{Aabb, Config, QuadTree};
+    let _ = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build_global();
+    let config = Config {
+        par_min_items: 0,
+        ..Config::default()
+    };
+    for layout in Layout::ALL {
+        let s = Scenario::new(layout, 30_000, 5);
+        let boxes: Vec<(Aabb, u32)> = s.boxes().into_iter().zip(0..).collect();
+        let (mut seq, mut par) = (
+            QuadTree::with_config(s.world, config),
+            QuadTree::with_config(s.world, config),
+        );
+        let (a, b) = boxes.split_at(boxes.len() / 2);
+        seq.insert_many(a.iter().copied());
+        par.par_insert_many(a.iter().copied());
+        seq.insert_many(b.iter().copied());
+        par.par_insert_many(b.iter().copied());
+        for frame in 0..4u32 {
+            let what = format!("{layout:?}, frame {frame}");
+            let motion = |_: quadrat::Key, &v: &u32, b: Aabb| {
+                if (v + frame).is_multiple_of(100) {
+                    let j = (v * 7_919 + frame) % 30_000;
+                    boxes[j as usize].0
+                } else {
+                    b.translate([0.25, -0.25])
+                }
+            };
+            seq.update_all(motion);
+            par.par_update_all(motion);
+            assert!(seq.nodes().eq(par.nodes()), "{what}: nodes differ");
+            let (mut one, mut two) = (Vec::new(), Vec::new());
+            seq.map_pairs_into(&mut one, |x, y| (seq[x], seq[y]));
+            par.par_map_pairs_into(&mut two, |x, y| (par[x], par[y]));
+            one.sort_unstable();
+            two.sort_unstable();
+            assert!(!one.is_empty(), "{what}: no pairs");
+            assert_eq!(one, two, "{what}: par_map_pairs_into");
+            assert_eq!(par.par_pairs(), par.pairs(), "{what}: par_pairs");
+        }
+        seq.rebuild();
+        par.par_rebuild();
+        assert!(
+            seq.nodes().eq(par.nodes()),
+            "{layout:?}: rebuilt nodes differ"
+        );
+    }
+}
+
 /// The slot index of every item, in the order a query of everything
 /// reports them: node by node, run by run, so two trees with the same
 /// nodes give the same list only when every run holds its items in the
