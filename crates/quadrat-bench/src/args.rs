@@ -94,6 +94,13 @@ pub struct Args {
     #[arg(long)]
     pub frames: Option<usize>,
 
+    /// Milliseconds to sleep before each moving frame of each
+    /// implementation, untimed, as a game waits for its next frame: the
+    /// process idles, and rayon's threads fall asleep between frames
+    /// [default: 0].
+    #[arg(long, value_name = "MS", value_parser = parse_pause)]
+    pub pause: Option<Duration>,
+
     /// Number of boxes the queries run against [default: 1M; quick: 100k].
     #[arg(long, value_name = "N", value_parser = parse_count)]
     pub query_n: Option<usize>,
@@ -133,6 +140,8 @@ pub(super) struct Settings {
     pub(super) brownian_ns: Vec<usize>,
     pub(super) warmup: usize,
     pub(super) frames: usize,
+    /// Sleep before each moving frame.
+    pub(super) pause: Duration,
     pub(super) query_n: usize,
     pub(super) queries: usize,
     pub(super) nearest_k: usize,
@@ -212,6 +221,7 @@ impl Settings {
             brownian_ns: or(&args.brownian_n, &[10_000, 100_000], &[10_000, 100_000]),
             warmup: pick(args.warmup, 5, 2),
             frames: pick(args.frames, 10, 5).max(1),
+            pause: args.pause.unwrap_or(Duration::ZERO),
             query_n: pick(args.query_n, 1_000_000, 100_000).max(1),
             queries: pick(args.queries, 10_000, 10_000).max(1),
             nearest_k: args.nearest_k.unwrap_or(10),
@@ -284,6 +294,16 @@ fn parse_count(s: &str) -> Result<usize, String> {
     }
 }
 
+/// A pause in milliseconds, from 0 to a minute.
+fn parse_pause(s: &str) -> Result<Duration, String> {
+    match s.trim().parse::<f64>() {
+        Ok(ms) if (0.0..=60_000.0).contains(&ms) => Ok(Duration::from_secs_f64(ms / 1e3)),
+        _ => Err(format!(
+            "`{s}` is not a pause in milliseconds between 0 and 60000"
+        )),
+    }
+}
+
 /// The settings of a command line, for tests: `line` as typed, the program's
 /// name first.
 #[cfg(test)]
@@ -312,6 +332,21 @@ mod tests {
         assert!(parse_count("0").is_err());
         assert!(parse_count("1.5").is_err());
         assert!(parse_count("ten").is_err());
+    }
+
+    #[test]
+    fn pauses_in_milliseconds() {
+        assert_eq!(parse_pause("16"), Ok(Duration::from_millis(16)));
+        assert_eq!(parse_pause("0.5"), Ok(Duration::from_micros(500)));
+        assert_eq!(parse_pause("0"), Ok(Duration::ZERO));
+        for bad in ["-1", "NaN", "inf", "60001", "soon"] {
+            assert!(parse_pause(bad).is_err(), "{bad}");
+        }
+        assert_eq!(settings_from(&["quadrat-bench"]).pause, Duration::ZERO);
+        assert_eq!(
+            settings_from(&["quadrat-bench", "--pause", "16"]).pause,
+            Duration::from_millis(16)
+        );
     }
 
     #[test]

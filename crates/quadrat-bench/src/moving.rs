@@ -124,14 +124,17 @@ struct Player {
 }
 
 impl Player {
-    /// Plays the next frame: moves the boxes, then times the update and all
-    /// pairs. Done after the warm-up and measured frames, or (after at
+    /// Plays the next frame: moves the boxes, sleeps for the pause, then
+    /// times the update and all pairs. Done after the warm-up and measured frames, or (after at
     /// least one measured frame) once the frames add up to the time limit.
     fn step(&mut self, world: Bbox, settings: &Settings) {
         self.frames.advance();
         self.played += 1;
         self.pairs.clear();
         let (index, pairs, boxes) = (&mut self.index, &mut self.pairs, &self.frames.boxes);
+        if !settings.pause.is_zero() {
+            std::thread::sleep(settings.pause);
+        }
         let (t, ()) = time(|| {
             index.update(world, boxes);
             index.pairs_into(pairs);

@@ -359,7 +359,7 @@ fn moving_section(s: &mut String, settings: &Settings, records: &[Record]) {
          is updated (in place, or rebuilt where the implementation has no update) and every \
          pair is found; median over {} frames after {} warm-up frames (fewer where the frames \
          add up to more than the {} s time limit), the implementations taking turns, one \
-         frame each per round, in milliseconds per frame.\n\n| motion | n | implementation | update | median (ms) | × fastest peer |\n\
+         frame each per round{}, in milliseconds per frame.\n\n| motion | n | implementation | update | median (ms) | × fastest peer |\n\
          |---|---:|---|---|---:|---:|",
         layouts_named(&settings.moving_layouts),
         describe(Motion::Drift),
@@ -367,6 +367,14 @@ fn moving_section(s: &mut String, settings: &Settings, records: &[Record]) {
         settings.frames,
         settings.warmup,
         settings.limit.as_secs_f64(),
+        if settings.pause.is_zero() {
+            String::new()
+        } else {
+            format!(
+                ", each frame after {} ms asleep, untimed (`--pause`)",
+                settings.pause.as_secs_f64() * 1e3
+            )
+        },
     );
     for (&layout, motion) in settings
         .moving_layouts

@@ -2,6 +2,7 @@
 
 use super::QuadTree;
 use super::pairs::{Emit, IntoVec, ordered_keys};
+use super::update::Replace;
 use crate::error::Error;
 use crate::geom::Aabb;
 use crate::key::Key;
@@ -98,7 +99,14 @@ impl<T> QuadTree<T> {
     /// assert_eq!(tree.nodes().collect::<Vec<_>>(), before);
     /// ```
     pub fn par_rebuild(&mut self) {
-        let _awake = self.awake(self.len());
+        // Deferred inserts are placed in parallel from four times
+        // `par_min_items`, a placed tree rebuilt from `par_min_items`.
+        let splits = if self.deferred {
+            self.splits_build(true, self.len())
+        } else {
+            self.splits(true, self.len())
+        };
+        let _awake = self.awake(splits);
         if self.deferred {
             // Placing a deferred tree is a bulk build already.
             self.undefer_with(true);
@@ -148,19 +156,17 @@ impl<T> QuadTree<T> {
         &mut self,
         items: impl IntoIterator<Item = (Aabb, T)>,
     ) -> Result<Vec<Key>, Error> {
-        let items = items.into_iter();
-        let _awake = self.awake(self.len().saturating_add(items.size_hint().0));
+        // The pool is not kept awake (`wake_pool`): the caller's items are
+        // taken in first, on the calling thread, often for longer than a
+        // waiting thread stays.
         self.insert_many_impl(items, true, true)
     }
 
-    /// [`wake_pool`] for a call over `items` items, from
-    /// [`Config::par_min_items`](crate::Config), where its work splits.
-    fn awake(&self, items: usize) -> Awake {
-        if self.splits(true, items) {
-            wake_pool()
-        } else {
-            Awake(None)
-        }
+    /// [`wake_pool`] for a call whose work `splits` into jobs (as
+    /// `QuadTree::splits` and `QuadTree::splits_build` decide); nothing
+    /// otherwise.
+    fn awake(&self, splits: bool) -> Awake {
+        if splits { wake_pool() } else { Awake(None) }
     }
 }
 
@@ -233,7 +239,7 @@ impl<T: Sync> QuadTree<T> {
         f: impl Fn(Key, &T, Aabb) -> Aabb + Sync,
     ) -> Result<(), (Key, Error)> {
         use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
-        let _awake = self.awake(self.len());
+        let _awake = self.awake(self.splits(true, self.len()));
         self.undefer_with(true);
         /// Slots per task.
         const CHUNK: usize = 1 << 14;
@@ -376,9 +382,9 @@ impl<T: Sync> QuadTree<T> {
         bits.extend(dirty.into_iter().map(AtomicU64::into_inner));
         let splits = core::mem::take(&mut self.splits);
         let how = if rebuild {
-            super::update::Replace::Rebuild(Some(&fresh[..]))
+            Replace::Rebuild(Some(&fresh[..]))
         } else {
-            super::update::Replace::AsPlanned
+            Replace::AsPlanned
         };
         self.settle(movers, splits, bits, true, how);
         self.fresh = fresh;
@@ -403,7 +409,7 @@ impl<T: Sync> QuadTree<T> {
     /// assert_eq!(count.into_inner(), tree.pairs().len());
     /// ```
     pub fn par_for_each_pair(&self, f: impl Fn(Key, Key) + Sync) {
-        let _awake = self.awake(self.len());
+        let _awake = self.awake(self.splits(true, self.len()));
         self.ix_with(true);
         let start = || {
             |a: &Entry, b: &Entry| {
@@ -512,7 +518,7 @@ impl<T: Sync> QuadTree<T> {
         f: impl Fn(Key, Key) -> P + Sync,
         warm: bool,
     ) {
-        let _awake = self.awake(self.len());
+        let _awake = self.awake(self.splits(true, self.len()));
         self.ix_with(true);
         if !self.walk_splits() {
             self.map_pairs_with(out, f, warm);
@@ -708,6 +714,7 @@ const KEEP_AWAKE: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// Keeps the other threads of rayon's pool awake while it lives (see
 /// [`wake_pool`]); dropping it lets them go.
+#[must_use = "the pool is let go when this is dropped"]
 pub(crate) struct Awake(Option<std::sync::Arc<std::sync::atomic::AtomicBool>>);
 
 impl Drop for Awake {
@@ -722,21 +729,27 @@ impl Drop for Awake {
 /// keeps them awake until the [`Awake`] it returns is dropped: each runs a
 /// task that takes the pool's jobs as they come ([`rayon::yield_now`]),
 /// and leaves when the call is over or after [`KEEP_AWAKE`] without one.
+/// Between looks it calls `std::thread::yield_now`, which lets the system
+/// run another thread there, but the core shows busy while the call runs.
 ///
 /// A call is several rounds of jobs ([`run_jobs`]) with a little work on
 /// the calling thread between them. rayon puts a thread to sleep soon
 /// after it finds no work, and on a shared 2-core virtual machine a
 /// thread asleep took 0.7–4.2 ms to wake (median 2.3 ms), so each round
-/// waited for a helper that came too late to help. Over 100k boxes, with 16 ms of sleep before each frame (a game
-/// waiting for its next one), `par_update_all` then `par_map_pairs_into`
-/// took 0.78–1.19× the time of the calls on one thread; with the pool
-/// kept awake through each call, 0.59–0.80× (ARCHITECTURE.md, *Queries
-/// and pairs*, *Parallel*).
+/// waited for a helper that came too late to help. Over 100k boxes, with
+/// 16 ms of sleep before each frame (a game waiting for its next one),
+/// `par_update_all` then `par_map_pairs_into` took 0.78–1.19× the time of
+/// the calls on one thread; with the pool kept awake through each call,
+/// 0.59–0.80× (ARCHITECTURE.md, *Queries and pairs*, *Parallel*).
 ///
-/// The tasks borrow nothing, so the call need not wait for them. Nothing
-/// is woken on a pool of one thread, nor when the caller is a thread of a
-/// pool: there a task could be taken by the caller itself while it waits
-/// for its own jobs, and hold it until [`KEEP_AWAKE`] passed.
+/// The tasks borrow nothing, so the call need not wait for them. Like any
+/// rayon job, a task may be taken by a pool thread that waits inside a
+/// `join` or `scope` of other work, and that work then goes on once the
+/// call is over (or the task has waited [`KEEP_AWAKE`]), as it would after
+/// any long job the thread took. Nothing is woken on a pool of one thread,
+/// nor when the caller is a thread of a pool: a task spawned there goes
+/// to the caller's own queue, where the caller itself could take it while
+/// it waits for its jobs.
 pub(crate) fn wake_pool() -> Awake {
     // One task for each helper of `run_jobs`.
     let others = rayon::current_num_threads().saturating_sub(1);
@@ -751,6 +764,8 @@ pub(crate) fn wake_pool() -> Awake {
 fn keep_awake(tasks: usize, idle: std::time::Duration) -> Awake {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
+    #[cfg(test)]
+    tests::WOKEN.fetch_add(1, Ordering::Relaxed);
     let done = Arc::new(AtomicBool::new(false));
     for _ in 0..tasks {
         let done = Arc::clone(&done);
@@ -814,9 +829,13 @@ pub(crate) fn run_jobs(jobs: usize, job: impl Fn(usize) + Sync) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{Aabb, Config, QuadTree};
     use std::sync::Arc;
-    use std::sync::atomic::AtomicBool;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     use std::time::{Duration, Instant};
+
+    /// Calls of [`keep_awake`] in this process.
+    pub(super) static WOKEN: AtomicUsize = AtomicUsize::new(0);
 
     /// Waits up to 20 s for every task woken with `done` to leave: each
     /// holds a count of it, besides the `held` counts of the caller.
@@ -832,63 +851,106 @@ mod tests {
         true
     }
 
+    /// Whether the global pool has more than one thread, so that this
+    /// test thread's parallel calls wake it; a test that needs it says
+    /// when it cannot run.
+    fn several_threads(test: &str) -> bool {
+        let several = rayon::current_num_threads() > 1;
+        if !several {
+            eprintln!("{test}: skipped, the global pool has one thread");
+        }
+        several
+    }
+
     /// [`keep_awake`] on every thread of the global pool, from this test
-    /// thread, with the flag its tasks share.
-    fn woken(idle: Duration) -> (Awake, Arc<AtomicBool>) {
-        let _ = rayon::ThreadPoolBuilder::new()
-            .num_threads(2)
-            .build_global();
-        let awake = keep_awake(rayon::current_num_threads(), idle);
-        let done = Arc::clone(
-            awake
-                .0
-                .as_ref()
-                .expect("tasks on a pool of several threads"),
-        );
-        (awake, done)
+    /// thread: the guard, the flag its tasks share, and how many there are.
+    fn woken(idle: Duration) -> (Awake, Arc<AtomicBool>, usize) {
+        let tasks = rayon::current_num_threads();
+        let awake = keep_awake(tasks, idle);
+        let done = Arc::clone(awake.0.as_ref().expect("keep_awake always has tasks"));
+        (awake, done, tasks)
     }
 
     #[test]
-    fn the_pools_threads_are_let_go_when_the_call_ends() {
-        // Tasks that would wait an hour for a job leave when told.
-        let (awake, done) = woken(Duration::from_secs(3600));
-        assert!(!done.load(std::sync::atomic::Ordering::Relaxed));
-        // Every thread of the pool runs one of them (they were queued
-        // first), and `run_jobs` returns only once its helpers' tasks have
-        // run: they take them.
+    fn the_pools_threads_take_jobs_and_are_let_go_when_the_call_ends() {
+        if !several_threads("the_pools_threads_take_jobs") {
+            return;
+        }
+        // Tasks that would wait an hour for a job. They were queued before
+        // the helpers of `run_jobs` below, and there is one for each
+        // thread of the pool: a thread runs a helper only when a task
+        // takes it, or once a task has left.
+        let (awake, done, tasks) = woken(Duration::from_secs(3600));
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
-            let ran = std::sync::atomic::AtomicUsize::new(0);
+            let ran = AtomicUsize::new(0);
             run_jobs(64, |_| {
-                ran.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                ran.fetch_add(1, Ordering::Relaxed);
             });
             let _ = tx.send(ran.into_inner());
         });
         let ran = rx.recv_timeout(Duration::from_secs(20));
+        // No task has left while the call lasts: each holds its count,
+        // besides the guard's and this test's.
+        let stayed = Arc::strong_count(&done) == tasks + 2;
         drop(awake);
-        assert_eq!(ran, Ok(64), "the jobs' helper was not taken");
+        assert_eq!(ran, Ok(64), "the jobs' helpers were not taken");
+        assert!(stayed, "a task left before the call ended");
         assert!(all_leave(&done, 1), "a task kept its thread after the call");
     }
 
     #[test]
     fn the_pools_threads_leave_when_no_job_comes() {
-        let (awake, done) = woken(Duration::from_millis(1));
-        // The test's count and `awake`'s.
+        if !several_threads("the_pools_threads_leave_when_no_job_comes") {
+            return;
+        }
+        let (awake, done, _) = woken(Duration::from_millis(1));
+        // The test's count and the guard's.
         assert!(all_leave(&done, 2), "a task kept its thread with no job");
         drop(awake);
     }
 
     #[test]
-    fn nothing_is_woken_from_a_thread_of_the_pool() {
+    fn the_pool_is_woken_from_outside_it_only() {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(2)
             .build()
             .expect("a thread pool");
         assert!(pool.install(|| wake_pool().0.is_none()));
-        let one = rayon::ThreadPoolBuilder::new()
-            .num_threads(1)
-            .build()
-            .expect("a thread pool");
-        assert!(one.install(|| wake_pool().0.is_none()));
+        if several_threads("the_pool_is_woken_from_outside_it_only") {
+            assert!(wake_pool().0.is_some());
+        }
+    }
+
+    /// Each parallel call whose work splits wakes the pool (the count
+    /// only grows: other tests may wake it meanwhile).
+    #[test]
+    fn parallel_calls_wake_the_pool() {
+        if !several_threads("parallel_calls_wake_the_pool") {
+            return;
+        }
+        let config = Config {
+            par_min_items: 0,
+            ..Config::default()
+        };
+        let mut tree = QuadTree::with_config(Aabb::new([0.0, 0.0], [64.0, 64.0]), config);
+        tree.insert_many((0..4096u32).map(|i| {
+            let (x, y) = ((i % 64) as f32, (i / 64) as f32);
+            (Aabb::new([x, y], [x + 1.5, y + 1.5]), i)
+        }));
+        let mut wakes = |what: &str, call: &mut dyn FnMut(&mut QuadTree<u32>)| {
+            let before = WOKEN.load(Ordering::Relaxed);
+            call(&mut tree);
+            assert!(WOKEN.load(Ordering::Relaxed) > before, "{what}");
+        };
+        wakes("par_update_all", &mut |t| {
+            t.par_update_all(|_, _, b| b.translate([0.25, 0.0]));
+        });
+        wakes("par_map_pairs_into", &mut |t| {
+            t.par_map_pairs_into(&mut Vec::new(), |a, b| (a, b));
+        });
+        wakes("par_pairs_into", &mut |t| t.par_pairs_into(&mut Vec::new()));
+        wakes("par_for_each_pair", &mut |t| t.par_for_each_pair(|_, _| {}));
+        wakes("par_rebuild", &mut |t| t.par_rebuild());
     }
 }

@@ -33,19 +33,15 @@ fn parallel_pairs_equal_sequential_pairs() {
     }
 }
 
-/// Called from a thread outside rayon's pools, the parallel calls keep
-/// the global pool's threads awake while they run, and those threads take
-/// the calls' jobs: every call agrees with its sequential twin, frame
-/// after frame, with 1% of the items jumping and every call split
-/// (`par_min_items` 0).
+/// Called from a thread outside rayon's pools, where they keep the global
+/// pool's threads awake while they run, the parallel calls agree with
+/// their sequential twins, frame after frame, with 1% of the items
+/// jumping and every call split (`par_min_items` 0).
 #[cfg(feature = "parallel")]
 #[test]
 fn parallel_calls_from_outside_the_pool_agree_with_sequential_ones() {
     use quadrat::scenario::{Layout, Scenario};
     use quadrat::{Aabb, Config, QuadTree};
-    let _ = rayon::ThreadPoolBuilder::new()
-        .num_threads(2)
-        .build_global();
     let config = Config {
         par_min_items: 0,
         ..Config::default()
