@@ -125,8 +125,9 @@ struct Player {
 
 impl Player {
     /// Plays the next frame: moves the boxes, sleeps for the pause, then
-    /// times the update and all pairs. Done after the warm-up and measured frames, or (after at
-    /// least one measured frame) once the frames add up to the time limit.
+    /// times the update and all pairs. Done after the warm-up and measured
+    /// frames, or (after at least one measured frame) once the frames add
+    /// up to the time limit.
     fn step(&mut self, world: Bbox, settings: &Settings) {
         self.frames.advance();
         self.played += 1;
