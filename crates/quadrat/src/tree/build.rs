@@ -134,6 +134,9 @@ impl<T> QuadTree<T> {
             batch.armed = false;
             let tree = &mut *batch.tree;
             let parallel = tree.splits_build(parallel, tree.entries.len());
+            // Woken once the caller's items are in (see `fill_empty`).
+            #[cfg(feature = "parallel")]
+            let _awake = tree.awake(parallel);
             tree.presort(parallel);
             tree.build_all(parallel);
             if fresh && want {
@@ -227,6 +230,14 @@ impl<T> QuadTree<T> {
         };
         tree.entries.clear();
         let parallel = tree.splits_build(parallel, boxes.len());
+        // A build split on rayon's pool keeps its other threads awake
+        // (`parallel::wake_pool`) from here, once the caller's items are in:
+        // taking them in may take longer than a woken thread waits. At 1M
+        // boxes on 2 threads, `par_insert_many` took 0.96x the time it took
+        // with the pool left to sleep (the median of twelve medians,
+        // 0.93-1.05x; ARCHITECTURE.md, *Parallel*).
+        #[cfg(feature = "parallel")]
+        let _awake = tree.awake(parallel);
         gather_in_morton_order(
             &boxes,
             |b| *b,

@@ -130,12 +130,12 @@ pub struct Config {
     /// 1.2-1.6× the time of one thread at 1k-10k boxes and about the same
     /// at 30k; at 100k, the pair walk alone took 0.4-0.7×, but the build
     /// 1.1-1.2×, and about the same at 200k. Where its work splits, a
-    /// `par_` call made from outside rayon's pools (but `par_insert_many`)
-    /// also keeps the pool's other threads awake until it returns, where
-    /// rayon would put them to sleep between the call's rounds of jobs:
-    /// each waits for the call's jobs, busy but yielding to the system
-    /// between looks, and leaves after 2 ms without one. Without the
-    /// feature it does nothing.
+    /// `par_` call made from outside rayon's pools also keeps the pool's
+    /// other threads awake until it returns (`par_insert_many` from when
+    /// it has taken in the items), where rayon would put them to sleep
+    /// between the call's rounds of jobs: each waits for the call's jobs,
+    /// busy but yielding to the system between looks, and leaves after
+    /// 2 ms without one. Without the feature it does nothing.
     #[cfg_attr(feature = "serde", serde(default = "Config::default_par_min_items"))]
     pub par_min_items: usize,
 }

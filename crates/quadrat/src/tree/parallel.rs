@@ -156,16 +156,16 @@ impl<T> QuadTree<T> {
         &mut self,
         items: impl IntoIterator<Item = (Aabb, T)>,
     ) -> Result<Vec<Key>, Error> {
-        // The pool is not kept awake (`wake_pool`): the caller's items are
-        // taken in first, on the calling thread, often for longer than a
-        // waiting thread stays.
+        // The pool is kept awake (`wake_pool`) from when the caller's items
+        // are in, by the build: taking them in may take longer than a
+        // woken thread waits.
         self.insert_many_impl(items, true, true)
     }
 
     /// [`wake_pool`] for a call whose work `splits` into jobs (as
     /// `QuadTree::splits` and `QuadTree::splits_build` decide); nothing
     /// otherwise.
-    fn awake(&self, splits: bool) -> Awake {
+    pub(crate) fn awake(&self, splits: bool) -> Awake {
         if splits { wake_pool() } else { Awake(None) }
     }
 }
@@ -765,7 +765,7 @@ fn keep_awake(tasks: usize, idle: std::time::Duration) -> Awake {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
     #[cfg(test)]
-    tests::WOKEN.fetch_add(1, Ordering::Relaxed);
+    tests::WOKEN.with(|w| w.set(w.get() + 1));
     let done = Arc::new(AtomicBool::new(false));
     for _ in 0..tasks {
         let done = Arc::clone(&done);
@@ -834,8 +834,16 @@ mod tests {
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     use std::time::{Duration, Instant};
 
-    /// Calls of [`keep_awake`] in this process.
-    pub(super) static WOKEN: AtomicUsize = AtomicUsize::new(0);
+    std::thread_local! {
+        /// Calls of [`keep_awake`] made on this thread: a call made on
+        /// another thread, as by a test running beside, does not count.
+        pub(super) static WOKEN: core::cell::Cell<usize> = const { core::cell::Cell::new(0) };
+    }
+
+    /// [`WOKEN`] on this thread.
+    fn woken_here() -> usize {
+        WOKEN.with(core::cell::Cell::get)
+    }
 
     /// Waits up to 20 s for every task woken with `done` to leave: each
     /// holds a count of it, besides the `held` counts of the caller.
@@ -939,9 +947,9 @@ mod tests {
             (Aabb::new([x, y], [x + 1.5, y + 1.5]), i)
         }));
         let mut wakes = |what: &str, call: &mut dyn FnMut(&mut QuadTree<u32>)| {
-            let before = WOKEN.load(Ordering::Relaxed);
+            let before = woken_here();
             call(&mut tree);
-            assert!(WOKEN.load(Ordering::Relaxed) > before, "{what}");
+            assert_eq!(woken_here(), before + 1, "{what}");
         };
         wakes("par_update_all", &mut |t| {
             t.par_update_all(|_, _, b| b.translate([0.25, 0.0]));
@@ -952,5 +960,52 @@ mod tests {
         wakes("par_pairs_into", &mut |t| t.par_pairs_into(&mut Vec::new()));
         wakes("par_for_each_pair", &mut |t| t.par_for_each_pair(|_, _| {}));
         wakes("par_rebuild", &mut |t| t.par_rebuild());
+    }
+
+    /// `par_insert_many` wakes the pool for a build that splits, and only
+    /// once the caller's items are in: both into an empty tree (which
+    /// takes in bare boxes) and into one that holds items. A batch too
+    /// small to split wakes nothing.
+    #[test]
+    fn a_parallel_bulk_insert_wakes_the_pool_once_the_items_are_in() {
+        if !several_threads("a_parallel_bulk_insert_wakes_the_pool_once_the_items_are_in") {
+            return;
+        }
+        let item = |i: u32| {
+            let (x, y) = ((i % 64) as f32, (i / 64) as f32);
+            (Aabb::new([x, y], [x + 1.5, y + 1.5]), i)
+        };
+        let splitting = Config {
+            par_min_items: 0,
+            ..Config::default()
+        };
+        let world = Aabb::new([0.0, 0.0], [64.0, 64.0]);
+        let mut empty = QuadTree::with_config(world, splitting);
+        let mut full = QuadTree::with_config(world, splitting);
+        full.insert_many((0..2048).map(item));
+        for (what, tree, first) in [("empty", &mut empty, 0), ("full", &mut full, 2048)] {
+            let before = woken_here();
+            // What the pool's wakes were while the items were taken in.
+            let mut seen = Vec::new();
+            let items = (first..first + 2048).map(|i| {
+                seen.push(woken_here());
+                item(i)
+            });
+            let keys = tree.par_insert_many(items);
+            assert_eq!(keys.len(), 2048, "{what}");
+            assert!(
+                seen.iter().all(|&w| w == before),
+                "{what}: woken before the items were in"
+            );
+            assert_eq!(woken_here(), before + 1, "{what}");
+        }
+        let mut small = QuadTree::new(world);
+        let before = woken_here();
+        small.par_insert_many((0..2048).map(item));
+        assert_eq!(
+            woken_here(),
+            before,
+            "a batch below the split woke the pool"
+        );
     }
 }
