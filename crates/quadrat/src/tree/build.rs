@@ -79,7 +79,14 @@ impl<T> QuadTree<T> {
         parallel: bool,
         want: bool,
     ) -> Result<Vec<Key>, Error> {
-        self.undefer_with(parallel);
+        {
+            // Inserts waiting to be placed are built in bulk first, split
+            // as the batch's build below is, with the pool kept awake.
+            #[cfg(feature = "parallel")]
+            let _awake =
+                self.awake(self.deferred && self.splits_build(parallel, self.entries.len()));
+            self.undefer_with(parallel);
+        }
         let items = items.into_iter();
         // The iterator's word for its length: room is reserved for it only
         // where that can be had (`try_reserve`), since it may claim more

@@ -1128,8 +1128,10 @@ mod tests {
 
     /// `par_insert_many` wakes the pool for a build that splits, and only
     /// once the caller's items are in: both into an empty tree (which
-    /// takes in bare boxes) and into one that holds items. A batch too
-    /// small to split wakes nothing.
+    /// takes in bare boxes) and into one that holds items. Into a tree of
+    /// inserts waiting to be placed, it wakes the pool to place them first,
+    /// and again for the batch's build. A batch too small to split wakes
+    /// nothing.
     #[test]
     fn a_parallel_bulk_insert_wakes_the_pool_once_the_items_are_in() {
         if !several_threads("a_parallel_bulk_insert_wakes_the_pool_once_the_items_are_in") {
@@ -1163,6 +1165,24 @@ mod tests {
             );
             assert_eq!(woken_here(), before + 1, "{what}");
         }
+        // Into a tree of inserts waiting to be placed: they are placed
+        // first, with the pool awake, before the batch is taken in.
+        let mut waiting = QuadTree::with_config(world, splitting);
+        for i in 0..2048 {
+            let (b, v) = item(i);
+            waiting.insert(b, v);
+        }
+        let before = woken_here();
+        let mut seen = Vec::new();
+        let items = (2048..4096).map(|i| {
+            seen.push(woken_here());
+            item(i)
+        });
+        waiting.par_insert_many(items);
+        assert!(seen.iter().all(|&w| w == before + 1), "waiting: {seen:?}");
+        assert_eq!(woken_here(), before + 2, "waiting");
+        assert_eq!(waiting.len(), 4096);
+        waiting.validate().expect("a valid tree");
         let mut small = QuadTree::new(world);
         let before = woken_here();
         small.par_insert_many((0..2048).map(item));
