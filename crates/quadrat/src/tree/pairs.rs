@@ -1143,6 +1143,49 @@ pub(crate) fn sort_pairs(
     core::mem::swap(pairs, scratch);
 }
 
+/// The key of slot `slot` in the sorts' tests: one generation a slot,
+/// different from slot to slot, as in a tree.
+#[cfg(test)]
+pub(crate) fn test_key(slot: u64) -> Key {
+    Key::new(
+        slot as u32,
+        core::num::NonZeroU32::new((slot as u32).wrapping_mul(0x9E37_79B9) | 1)
+            .expect("an odd generation"),
+    )
+}
+
+/// `count` distinct pairs `(a, b)` with `a < b` over `slots` slots, in the
+/// order drawn, for the sorts' tests: the first slot is one of the first
+/// `crowd` one time in `one_in` (where a large box meets many), any slot
+/// otherwise. `below(n)` draws a number below `n`.
+#[cfg(test)]
+pub(crate) fn random_pairs(
+    mut below: impl FnMut(u64) -> u64,
+    slots: u64,
+    count: usize,
+    crowd: u64,
+    one_in: u64,
+) -> Vec<(Key, Key)> {
+    assert!(
+        count as u64 <= slots * slots.saturating_sub(1) / 2,
+        "so many pairs"
+    );
+    let mut seen = std::collections::HashSet::new();
+    let mut pairs = Vec::new();
+    while pairs.len() < count {
+        let a = if crowd > 0 && below(one_in) == 0 {
+            below(crowd)
+        } else {
+            below(slots)
+        };
+        let b = below(slots);
+        if a != b && seen.insert((a.min(b), a.max(b))) {
+            pairs.push((test_key(a.min(b)), test_key(a.max(b))));
+        }
+    }
+    pairs
+}
+
 impl<T> QuadTree<T> {
     /// Calls `f(a, b)` once for every pair of items whose boxes intersect
     /// (touching counts), with `a < b`. No item is paired with itself.
@@ -1704,13 +1747,6 @@ mod tests {
     #[test]
     fn sorted_pairs_are_in_the_keys_order() {
         let mut rng = Gen(0xD1B5_4A32_D192_ED03);
-        // One generation a slot, different from slot to slot, as in a tree.
-        let key = |slot: u64| {
-            Key::new(
-                slot as u32,
-                NonZeroU32::new((slot as u32).wrapping_mul(0x9E37_79B9) | 1).unwrap(),
-            )
-        };
         // Kept from case to case, as a world keeps them from step to step.
         let (mut scratch, mut counts) = (Vec::new(), Vec::new());
         // Exactly `count` pairs over `slots`: compared below 64 pairs or
@@ -1729,19 +1765,7 @@ mod tests {
         ] {
             // Few first slots with many pairs each, as where a large box
             // meets many.
-            let mut seen = std::collections::HashSet::new();
-            let mut pairs = Vec::new();
-            while pairs.len() < count {
-                let a = if rng.below(3) == 0 {
-                    rng.below(4.min(slots))
-                } else {
-                    rng.below(slots)
-                };
-                let b = rng.below(slots);
-                if a != b && seen.insert((a.min(b), a.max(b))) {
-                    pairs.push((key(a.min(b)), key(a.max(b))));
-                }
-            }
+            let mut pairs = random_pairs(|n| rng.below(n), slots, count, 4.min(slots), 3);
             let mut want = pairs.clone();
             want.sort_unstable();
             sort_pairs(&mut pairs, &mut scratch, &mut counts, slots as usize);

@@ -1054,13 +1054,8 @@ mod tests {
     /// or reversed; on the global pool, whatever its size.
     #[test]
     fn the_sort_on_the_pool_is_the_sequential_sort() {
+        use crate::tree::pairs::{random_pairs, test_key as key};
         let mut rng = crate::scenario::Rng::new(0x50_27ED);
-        let key = |slot: u64| {
-            Key::new(
-                slot as u32,
-                core::num::NonZeroU32::new((slot as u32).wrapping_mul(0x9E37_79B9) | 1).unwrap(),
-            )
-        };
         for (slots, count, crowd) in [
             (2, 1, 0),
             (3, 3, 0),
@@ -1071,20 +1066,7 @@ mod tests {
             (100_000, 60_000, 0),
             (100_000, 60_000, 16),
         ] {
-            let mut seen = std::collections::HashSet::new();
-            let mut pairs = Vec::new();
-            let all = slots * (slots - 1) / 2;
-            while pairs.len() < count.min(all as usize) {
-                let a = if crowd > 0 && rng.below(2) == 0 {
-                    rng.below(crowd)
-                } else {
-                    rng.below(slots)
-                };
-                let b = rng.below(slots);
-                if a != b && seen.insert((a.min(b), a.max(b))) {
-                    pairs.push((key(a.min(b)), key(a.max(b))));
-                }
-            }
+            let pairs = random_pairs(|n| rng.below(n), slots, count, crowd, 2);
             let mut want = pairs.clone();
             want.sort_unstable();
             for (what, mut got) in [
