@@ -81,10 +81,15 @@ impl<T> QuadTree<T> {
     ) -> Result<Vec<Key>, Error> {
         {
             // Inserts waiting to be placed are built in bulk first, split
-            // as the batch's build below is, with the pool kept awake.
+            // as the batch's build below is, with the pool kept awake for
+            // that build alone (not when a question built their index
+            // already: placing them then only adopts it).
             #[cfg(feature = "parallel")]
-            let _awake =
-                self.awake(self.deferred && self.splits_build(parallel, self.entries.len()));
+            let _awake = self.awake(
+                self.deferred
+                    && self.lazy.get().is_none()
+                    && self.splits_build(parallel, self.entries.len()),
+            );
             self.undefer_with(parallel);
         }
         let items = items.into_iter();
@@ -141,11 +146,14 @@ impl<T> QuadTree<T> {
             batch.armed = false;
             let tree = &mut *batch.tree;
             let parallel = tree.splits_build(parallel, tree.entries.len());
-            // Woken once the caller's items are in (see `fill_empty`).
+            // Woken once the caller's items are in, for the build (see
+            // `fill_empty`).
             #[cfg(feature = "parallel")]
-            let _awake = tree.awake(parallel);
+            let awake = tree.awake(parallel);
             tree.presort(parallel);
             tree.build_all(parallel);
+            #[cfg(feature = "parallel")]
+            drop(awake);
             if fresh && want {
                 let slab = &tree.slab;
                 keys.extend((first..slab.slots.len()).map(|idx| slab.key_at(idx)));
@@ -238,13 +246,14 @@ impl<T> QuadTree<T> {
         tree.entries.clear();
         let parallel = tree.splits_build(parallel, boxes.len());
         // A build split on rayon's pool keeps its other threads awake
-        // (`parallel::wake_pool`) from here, once the caller's items are in:
-        // taking them in may take longer than a woken thread waits. At 1M
-        // boxes on 2 threads, `par_insert_many` took 0.96x the time it took
-        // with the pool left to sleep (the median of twelve medians,
-        // 0.93-1.05x; ARCHITECTURE.md, *Parallel*).
+        // (`parallel::wake_pool`) from here, once the caller's items are in
+        // (taking them in may take longer than a woken thread waits), to
+        // the end of the build. At 1M boxes on 2 threads, `par_insert_many`
+        // took 0.97x the time it took with the pool left to sleep (the
+        // median of twelve medians, 0.93-1.05x; ARCHITECTURE.md,
+        // *Parallel*).
         #[cfg(feature = "parallel")]
-        let _awake = tree.awake(parallel);
+        let awake = tree.awake(parallel);
         gather_in_morton_order(
             &boxes,
             |b| *b,
@@ -257,6 +266,8 @@ impl<T> QuadTree<T> {
         drop(boxes);
         tree.slab.place_new();
         tree.build_all(parallel);
+        #[cfg(feature = "parallel")]
+        drop(awake);
         tree.cats = Vec::new();
         tree.order = Vec::new();
         if !want {

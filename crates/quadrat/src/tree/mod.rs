@@ -131,8 +131,9 @@ pub struct Config {
     /// at 30k; at 100k, the pair walk alone took 0.4-0.7×, but the build
     /// 1.1-1.2×, and about the same at 200k. Where its work splits, a
     /// `par_` call made from outside rayon's pools also keeps the pool's
-    /// other threads awake until it returns (`par_insert_many` from when
-    /// it has taken in the items), where rayon would put them to sleep
+    /// other threads awake until it returns (`par_insert_many` for its
+    /// build, once it has taken in the items, and while it places waiting
+    /// inserts first), where rayon would put them to sleep
     /// between the call's rounds of jobs: each waits for the call's jobs,
     /// busy but yielding to the system between looks, and leaves after
     /// 2 ms without one. Without the feature it does nothing.

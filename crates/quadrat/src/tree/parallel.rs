@@ -102,7 +102,8 @@ impl<T> QuadTree<T> {
         // Deferred inserts are placed in parallel from four times
         // `par_min_items`, a placed tree rebuilt from `par_min_items`.
         let splits = if self.deferred {
-            self.splits_build(true, self.len())
+            // An index a question built is adopted, not built again.
+            self.lazy.get().is_none() && self.splits_build(true, self.len())
         } else {
             self.splits(true, self.len())
         };
@@ -156,9 +157,10 @@ impl<T> QuadTree<T> {
         &mut self,
         items: impl IntoIterator<Item = (Aabb, T)>,
     ) -> Result<Vec<Key>, Error> {
-        // The pool is kept awake (`wake_pool`) from when the caller's items
-        // are in, by the build: taking them in may take longer than a
-        // woken thread waits.
+        // The pool is kept awake (`wake_pool`) for the build, from when the
+        // caller's items are in: taking them in may take longer than a
+        // woken thread waits. (Into a tree of inserts waiting to be placed,
+        // also while those are placed first.)
         self.insert_many_impl(items, true, true)
     }
 
@@ -424,13 +426,14 @@ impl<T: Sync> QuadTree<T> {
     /// sorted, found on rayon's thread pool (see
     /// [`par_pairs_into`](QuadTree::par_pairs_into)), then sorted as
     /// [`pairs`](QuadTree::pairs) sorts them (a counting sort by the first
-    /// key's slot), on the pool too where the walk splits, from 32,768
-    /// pairs: the slots are cut into ranges, and each range's pairs are
-    /// sorted as a job. On two threads, `par_pairs` took 0.68–0.70× the
-    /// time it took with the sort on the calling thread at 1M boxes in
-    /// clustered and mixed scenes, 0.79–0.83× in uniform ones, and
-    /// 0.71–0.78× at 100k in clustered and mixed scenes (ARCHITECTURE.md,
-    /// *Sorted pairs by a counting sort*).
+    /// key's slot), on the pool too where the walk splits and the pairs
+    /// are many (from 32,768, and at least one for 16 slots): the slots
+    /// are cut into ranges, and each range's pairs are sorted as a job.
+    /// On two threads, `par_pairs` took 0.68–0.70× the time it took with
+    /// the sort on the calling thread at 1M boxes in clustered and mixed
+    /// scenes, 0.79–0.83× in uniform ones, 0.71–0.78× at 100k in clustered
+    /// and mixed scenes, and 0.90–1.01× in uniform ones (149k pairs)
+    /// (ARCHITECTURE.md, *Sorted pairs by a counting sort*).
     ///
     /// ```
     /// use quadrat::{Aabb, QuadTree};
@@ -445,6 +448,9 @@ impl<T: Sync> QuadTree<T> {
         if self.walk_splits() && sort_splits(out.len(), slots) {
             let _awake = self.awake(true);
             par_sort_pairs(&mut out, slots);
+            // As the sort on the calling thread leaves it: no room beyond
+            // the pairs (the walk's vector grew by doubling).
+            out.shrink_to_fit();
         } else {
             self.sort_own_pairs(&mut out);
         }
@@ -806,6 +812,8 @@ impl Drop for Awake {
     fn drop(&mut self) {
         if let Some(done) = &self.0 {
             done.store(true, std::sync::atomic::Ordering::Relaxed);
+            #[cfg(test)]
+            tests::LIVE.with(|l| l.set(l.get() - 1));
         }
     }
 }
@@ -850,7 +858,10 @@ fn keep_awake(tasks: usize, idle: std::time::Duration) -> Awake {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
     #[cfg(test)]
-    tests::WOKEN.with(|w| w.set(w.get() + 1));
+    {
+        tests::WOKEN.with(|w| w.set(w.get() + 1));
+        tests::LIVE.with(|l| l.set(l.get() + 1));
+    }
     let done = Arc::new(AtomicBool::new(false));
     for _ in 0..tasks {
         let done = Arc::clone(&done);
@@ -886,6 +897,8 @@ fn keep_awake(tasks: usize, idle: std::time::Duration) -> Awake {
 /// a scope.
 pub(crate) fn run_jobs(jobs: usize, job: impl Fn(usize) + Sync) {
     use std::sync::atomic::{AtomicUsize, Ordering};
+    #[cfg(test)]
+    tests::ROUNDS.with(|r| r.borrow_mut().push(tests::live_here()));
     let next = AtomicUsize::new(0);
     let work = || {
         loop {
@@ -923,11 +936,29 @@ mod tests {
         /// Calls of [`keep_awake`] made on this thread: a call made on
         /// another thread, as by a test running beside, does not count.
         pub(super) static WOKEN: core::cell::Cell<usize> = const { core::cell::Cell::new(0) };
+        /// The [`Awake`] guards of [`keep_awake`] alive on this thread.
+        pub(super) static LIVE: core::cell::Cell<usize> = const { core::cell::Cell::new(0) };
+        /// [`LIVE`] at the start of each [`run_jobs`] (a round of jobs)
+        /// on this thread.
+        pub(super) static ROUNDS: core::cell::RefCell<Vec<usize>> =
+            const { core::cell::RefCell::new(Vec::new()) };
     }
 
     /// [`WOKEN`] on this thread.
     fn woken_here() -> usize {
         WOKEN.with(core::cell::Cell::get)
+    }
+
+    /// [`LIVE`] on this thread.
+    pub(super) fn live_here() -> usize {
+        LIVE.with(core::cell::Cell::get)
+    }
+
+    /// What [`ROUNDS`] recorded on this thread during `call`.
+    fn rounds_of(call: impl FnOnce()) -> Vec<usize> {
+        ROUNDS.with(|r| r.borrow_mut().clear());
+        call();
+        ROUNDS.with(|r| r.take())
     }
 
     /// Waits up to 20 s for every task woken with `done` to leave: each
@@ -1015,8 +1046,8 @@ mod tests {
         }
     }
 
-    /// Each parallel call whose work splits wakes the pool (the count
-    /// only grows: other tests may wake it meanwhile).
+    /// Each parallel call whose work splits wakes the pool, once; a
+    /// `par_rebuild` that only adopts the index a question built, never.
     #[test]
     fn parallel_calls_wake_the_pool() {
         if !several_threads("parallel_calls_wake_the_pool") {
@@ -1045,6 +1076,16 @@ mod tests {
         wakes("par_pairs_into", &mut |t| t.par_pairs_into(&mut Vec::new()));
         wakes("par_for_each_pair", &mut |t| t.par_for_each_pair(|_, _| {}));
         wakes("par_rebuild", &mut |t| t.par_rebuild());
+        // A tree of waiting inserts whose index a question built adopts
+        // it: nothing to split, nothing woken.
+        let mut asked = QuadTree::with_config(Aabb::new([0.0, 0.0], [64.0, 64.0]), config);
+        for i in 0..4096u32 {
+            asked.insert(Aabb::from_point([(i % 64) as f32, (i / 64) as f32]), i);
+        }
+        assert_eq!(asked.query_point([0.0, 0.0]).count(), 1);
+        let before = woken_here();
+        asked.par_rebuild();
+        assert_eq!(woken_here(), before, "par_rebuild adopting a built index");
     }
 
     /// The sort on the pool leaves pairs in the order of the sequential
@@ -1077,15 +1118,15 @@ mod tests {
                 par_sort_pairs(&mut got, slots as usize);
                 assert_eq!(got, want, "{what}: {count} pairs over {slots} slots");
             }
-            // A pair in the last range only.
+            // A single pair, of the last two slots.
             let mut last = vec![(key(slots - 2), key(slots - 1))];
             par_sort_pairs(&mut last, slots as usize);
             assert_eq!(last, vec![(key(slots - 2), key(slots - 1))]);
         }
     }
 
-    /// `par_pairs` sorts on the pool from `PAR_SORT_MIN` pairs, and lists
-    /// what `pairs` lists.
+    /// `par_pairs` sorts on the pool from `PAR_SORT_MIN` pairs (where the
+    /// pool has several threads), and lists what `pairs` lists.
     #[test]
     fn parallel_pairs_sorted_on_the_pool_are_the_pairs() {
         let config = Config {
@@ -1105,15 +1146,23 @@ mod tests {
             "{} pairs",
             pairs.len()
         );
+        let before = woken_here();
         assert_eq!(tree.par_pairs(), pairs);
+        // On a pool of several threads, the sort is split too: a wake for
+        // the walk, and one for the sort.
+        if several_threads("parallel_pairs_sorted_on_the_pool_are_the_pairs") {
+            assert_eq!(woken_here() - before, 2, "the walk's wake and the sort's");
+        }
     }
 
-    /// `par_insert_many` wakes the pool for a build that splits, and only
-    /// once the caller's items are in: both into an empty tree (which
-    /// takes in bare boxes) and into one that holds items. Into a tree of
-    /// inserts waiting to be placed, it wakes the pool to place them first,
-    /// and again for the batch's build. A batch too small to split wakes
-    /// nothing.
+    /// `par_insert_many` wakes the pool for a build that splits, once the
+    /// caller's items are in, and keeps it awake through every round of
+    /// the build's jobs: into an empty tree (which takes in bare boxes) and
+    /// into one that holds items. Into a tree of inserts waiting to be
+    /// placed, it wakes the pool to place them first, for that build alone,
+    /// and again for the batch's build; not when a question built their
+    /// index already. A batch too small to split wakes nothing, nor does
+    /// placing waiting inserts too few to split.
     #[test]
     fn a_parallel_bulk_insert_wakes_the_pool_once_the_items_are_in() {
         if !several_threads("a_parallel_bulk_insert_wakes_the_pool_once_the_items_are_in") {
@@ -1128,50 +1177,63 @@ mod tests {
             ..Config::default()
         };
         let world = Aabb::new([0.0, 0.0], [64.0, 64.0]);
-        let mut empty = QuadTree::with_config(world, splitting);
+        let waiting = |config: Config, asked: bool| {
+            let mut tree = QuadTree::with_config(world, config);
+            for i in 0..2048 {
+                let (b, v) = item(i);
+                tree.insert(b, v);
+            }
+            if asked {
+                // A question builds the index of the waiting inserts.
+                assert_eq!(tree.query_point([0.5, 0.5]).count(), 1);
+            }
+            tree
+        };
         let mut full = QuadTree::with_config(world, splitting);
         full.insert_many((0..2048).map(item));
-        for (what, tree, first) in [("empty", &mut empty, 0), ("full", &mut full, 2048)] {
+        // The tree, the wakes before the items are taken in and in all,
+        // and whether the build's rounds run with the pool awake.
+        let cases = [
+            ("empty", QuadTree::with_config(world, splitting), 0, 1, true),
+            ("full", full, 0, 1, true),
+            ("waiting", waiting(splitting, false), 1, 2, true),
+            ("asked", waiting(splitting, true), 0, 1, true),
+            ("small", QuadTree::new(world), 0, 0, false),
+            (
+                "small waiting",
+                waiting(Config::default(), false),
+                0,
+                0,
+                false,
+            ),
+        ];
+        for (what, mut tree, early, wakes, awake) in cases {
             let before = woken_here();
-            // What the pool's wakes were while the items were taken in.
+            // The wakes, and the guards alive, while the items are taken in.
             let mut seen = Vec::new();
+            let first = tree.len() as u32;
             let items = (first..first + 2048).map(|i| {
-                seen.push(woken_here());
+                seen.push((woken_here() - before, live_here()));
                 item(i)
             });
-            let keys = tree.par_insert_many(items);
+            let mut keys = Vec::new();
+            let rounds = rounds_of(|| keys = tree.par_insert_many(items));
             assert_eq!(keys.len(), 2048, "{what}");
             assert!(
-                seen.iter().all(|&w| w == before),
-                "{what}: woken before the items were in"
+                seen.iter().all(|&s| s == (early, 0)),
+                "{what}: woken {seen:?} as the items were taken in"
             );
-            assert_eq!(woken_here(), before + 1, "{what}");
+            assert_eq!(woken_here() - before, wakes, "{what}: wakes");
+            assert_eq!(live_here(), 0, "{what}: a guard left alive");
+            if awake {
+                assert!(!rounds.is_empty(), "{what}: no round of jobs");
+                assert!(
+                    rounds.iter().all(|&live| live == 1),
+                    "{what}: the guards alive at each round: {rounds:?}"
+                );
+            }
+            assert_eq!(tree.len(), first as usize + 2048, "{what}");
+            tree.validate().expect("a valid tree");
         }
-        // Into a tree of inserts waiting to be placed: they are placed
-        // first, with the pool awake, before the batch is taken in.
-        let mut waiting = QuadTree::with_config(world, splitting);
-        for i in 0..2048 {
-            let (b, v) = item(i);
-            waiting.insert(b, v);
-        }
-        let before = woken_here();
-        let mut seen = Vec::new();
-        let items = (2048..4096).map(|i| {
-            seen.push(woken_here());
-            item(i)
-        });
-        waiting.par_insert_many(items);
-        assert!(seen.iter().all(|&w| w == before + 1), "waiting: {seen:?}");
-        assert_eq!(woken_here(), before + 2, "waiting");
-        assert_eq!(waiting.len(), 4096);
-        waiting.validate().expect("a valid tree");
-        let mut small = QuadTree::new(world);
-        let before = woken_here();
-        small.par_insert_many((0..2048).map(item));
-        assert_eq!(
-            woken_here(),
-            before,
-            "a batch below the split woke the pool"
-        );
     }
 }
