@@ -944,6 +944,15 @@ mod tests {
             const { core::cell::RefCell::new(Vec::new()) };
     }
 
+    /// The default config with every parallel call split, whatever the
+    /// tree's size.
+    fn splitting() -> Config {
+        Config {
+            par_min_items: 0,
+            ..Config::default()
+        }
+    }
+
     /// [`WOKEN`] on this thread.
     fn woken_here() -> usize {
         WOKEN.with(core::cell::Cell::get)
@@ -1053,10 +1062,7 @@ mod tests {
         if !several_threads("parallel_calls_wake_the_pool") {
             return;
         }
-        let config = Config {
-            par_min_items: 0,
-            ..Config::default()
-        };
+        let config = splitting();
         let mut tree = QuadTree::with_config(Aabb::new([0.0, 0.0], [64.0, 64.0]), config);
         tree.insert_many((0..4096u32).map(|i| {
             let (x, y) = ((i % 64) as f32, (i / 64) as f32);
@@ -1129,10 +1135,7 @@ mod tests {
     /// pool has several threads), and lists what `pairs` lists.
     #[test]
     fn parallel_pairs_sorted_on_the_pool_are_the_pairs() {
-        let config = Config {
-            par_min_items: 0,
-            ..Config::default()
-        };
+        let config = splitting();
         let mut tree = QuadTree::with_config(Aabb::new([0.0, 0.0], [100.0, 100.0]), config);
         // Shuffled slots: the walk meets them out of order.
         tree.insert_many((0..6000u32).map(|i| {
@@ -1172,10 +1175,6 @@ mod tests {
             let (x, y) = ((i % 64) as f32, (i / 64) as f32);
             (Aabb::new([x, y], [x + 1.5, y + 1.5]), i)
         };
-        let splitting = Config {
-            par_min_items: 0,
-            ..Config::default()
-        };
         let world = Aabb::new([0.0, 0.0], [64.0, 64.0]);
         let waiting = |config: Config, asked: bool| {
             let mut tree = QuadTree::with_config(world, config);
@@ -1189,15 +1188,21 @@ mod tests {
             }
             tree
         };
-        let mut full = QuadTree::with_config(world, splitting);
+        let mut full = QuadTree::with_config(world, splitting());
         full.insert_many((0..2048).map(item));
         // The tree, the wakes before the items are taken in and in all,
         // and whether the build's rounds run with the pool awake.
         let cases = [
-            ("empty", QuadTree::with_config(world, splitting), 0, 1, true),
+            (
+                "empty",
+                QuadTree::with_config(world, splitting()),
+                0,
+                1,
+                true,
+            ),
             ("full", full, 0, 1, true),
-            ("waiting", waiting(splitting, false), 1, 2, true),
-            ("asked", waiting(splitting, true), 0, 1, true),
+            ("waiting", waiting(splitting(), false), 1, 2, true),
+            ("asked", waiting(splitting(), true), 0, 1, true),
             ("small", QuadTree::new(world), 0, 0, false),
             (
                 "small waiting",

@@ -16,8 +16,7 @@ fn parallel_pairs_equal_sequential_pairs() {
                     max_items,
                     // Split the work at every size, so the parallel walk runs (on a
                     // pool of more than one thread).
-                    par_min_items: 0,
-                    ..Config::default()
+                    ..split_everywhere()
                 },
             );
             tree.insert_many(s.boxes().into_iter().zip(0..));
@@ -41,11 +40,8 @@ fn parallel_pairs_equal_sequential_pairs() {
 #[test]
 fn parallel_calls_from_outside_the_pool_agree_with_sequential_ones() {
     use quadrat::scenario::{Layout, Scenario};
-    use quadrat::{Aabb, Config, QuadTree};
-    let config = Config {
-        par_min_items: 0,
-        ..Config::default()
-    };
+    use quadrat::{Aabb, QuadTree};
+    let config = split_everywhere();
     for layout in Layout::ALL {
         let s = Scenario::new(layout, 30_000, 5);
         let boxes: Vec<(Aabb, u32)> = s.boxes().into_iter().zip(0..).collect();
@@ -100,11 +96,8 @@ fn parallel_calls_from_outside_the_pool_agree_with_sequential_ones() {
 #[cfg(feature = "parallel")]
 #[test]
 fn a_pile_of_pairs_larger_than_a_jobs_buffer_and_reused_slots() {
-    use quadrat::{Aabb, Config, QuadTree};
-    let config = Config {
-        par_min_items: 0,
-        ..Config::default()
-    };
+    use quadrat::{Aabb, QuadTree};
+    let config = split_everywhere();
     let mut tree = QuadTree::with_config(Aabb::new([0.0, 0.0], [100.0, 100.0]), config);
     let pile = Aabb::new([10.0, 10.0], [11.0, 11.0]);
     let mut keys: Vec<_> = (0..200u32).map(|i| tree.insert(pile, i)).collect();
@@ -152,6 +145,17 @@ fn a_pile_of_pairs_larger_than_a_jobs_buffer_and_reused_slots() {
     }
 }
 
+/// The default config with the work split at every size
+/// (`par_min_items` 0), so that the parallel code runs on small trees too
+/// (on a pool of more than one thread).
+#[cfg(feature = "parallel")]
+fn split_everywhere() -> quadrat::Config {
+    quadrat::Config {
+        par_min_items: 0,
+        ..quadrat::Config::default()
+    }
+}
+
 #[cfg(feature = "parallel")]
 fn order<T>(t: &quadrat::QuadTree<T>) -> Vec<u32> {
     let mut keys = Vec::new();
@@ -195,8 +199,7 @@ fn parallel_forms_on_any_pool_and_from_inside_it() {
     use std::sync::atomic::{AtomicUsize, Ordering};
     let config = Config {
         max_items: 8,
-        par_min_items: 0,
-        ..Config::default()
+        ..split_everywhere()
     };
     let small = Scenario::new(Layout::Clustered, 2_000, 5);
     let mut inner = QuadTree::with_config(small.world, config);
@@ -306,8 +309,7 @@ fn pair_walks_on_one_thread_are_the_sequential_walk() {
     use std::sync::atomic::{AtomicUsize, Ordering};
     let config = Config {
         max_items: 8,
-        par_min_items: 0,
-        ..Config::default()
+        ..split_everywhere()
     };
     quiet_expected_panics();
     let s = Scenario::new(Layout::MixedSizes, 12_000, 41);
@@ -644,8 +646,7 @@ fn deferred_inserts_placed_by_parallel_questions() {
             let s = Scenario::new(layout, n, 23);
             let config = Config {
                 max_items: 8,
-                par_min_items: 0,
-                ..Config::default()
+                ..split_everywhere()
             };
             let mut bulk = QuadTree::with_config(s.world, config);
             bulk.insert_many(s.boxes().into_iter().zip(0..));
@@ -693,12 +694,9 @@ fn deferred_inserts_placed_by_parallel_questions() {
 #[cfg(feature = "parallel")]
 #[test]
 fn large_parallel_builds_equal_sequential_builds() {
+    use quadrat::QuadTree;
     use quadrat::scenario::{Layout, Scenario};
-    use quadrat::{Config, QuadTree};
-    let config = Config {
-        par_min_items: 0,
-        ..Config::default()
-    };
+    let config = split_everywhere();
     for layout in [Layout::Uniform, Layout::Clustered] {
         let s = Scenario::new(layout, 300_000, 41);
         let what = format!("{layout:?} n=300k");
@@ -803,33 +801,26 @@ fn parallel_build_equals_sequential_build() {
         // `par_min_items: 0` splits the work at every size, so the parallel
         // build runs.
         for config in [
-            Config {
-                par_min_items: 0,
-                ..Config::default()
-            },
+            split_everywhere(),
             // Leaves of 32 items, the default these scenes were made for.
             Config {
                 max_items: 32,
-                par_min_items: 0,
-                ..Config::default()
+                ..split_everywhere()
             },
             Config {
                 max_items: 1,
                 max_depth: 3,
-                par_min_items: 0,
-                ..Config::default()
+                ..split_everywhere()
             },
             Config {
                 max_items: 4,
                 max_depth: 12,
-                par_min_items: 0,
-                ..Config::default()
+                ..split_everywhere()
             },
             Config {
                 max_items: 2,
                 max_depth: 0,
-                par_min_items: 0,
-                ..Config::default()
+                ..split_everywhere()
             },
         ] {
             let what = format!("{name} {config:?}");
@@ -909,12 +900,9 @@ fn parallel_build_equals_sequential_build() {
 #[cfg(feature = "parallel")]
 #[test]
 fn a_refused_box_keeps_the_box_set_since_the_last_par_update_all() {
-    use quadrat::{Aabb, Config, QuadTree};
+    use quadrat::{Aabb, QuadTree};
     let world = Aabb::new([0.0, 0.0], [100.0, 100.0]);
-    let config = Config {
-        par_min_items: 0,
-        ..Config::default()
-    };
+    let config = split_everywhere();
     let mut tree = QuadTree::with_config(world, config);
     let points = (0..2000u32).map(|i| {
         let (x, y) = ((i % 50) as f32 * 2.0, (i / 50) as f32 * 2.0);
