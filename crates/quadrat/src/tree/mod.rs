@@ -727,6 +727,13 @@ impl<T> QuadTree<T> {
     /// build starts from it, as a rebuild after a frame of moves does: no
     /// Morton codes, no sort, and a partition that finds nearly every entry
     /// in place.
+    ///
+    /// When every slot holds an item (the slab is exactly as long as the
+    /// refill, as when the same objects come back every frame), the item
+    /// of slot `i` goes to position `i`: each entry is written straight
+    /// there, reading the entries in their order and not the places at
+    /// all (`scatter_by_slot`). Otherwise the slots are read in order and
+    /// each occupied one's entry is fetched from where its place points.
     fn gather_by_slot(&self, out: &mut Vec<Entry>) -> bool {
         let (places, entries) = (&self.slab.places, &self.entries);
         if entries.len() < order::PRESORT_MIN || places.len() / 2 > entries.len() {
@@ -742,6 +749,10 @@ impl<T> QuadTree<T> {
         let aabb = |i: usize| owned(i).map(|e| e.aabb);
         if !order::nearly_z_ordered(places.len(), entries.len(), aabb, self.world) {
             return false;
+        }
+        if places.len() == entries.len() {
+            scatter_by_slot(entries, out);
+            return true;
         }
         out.clear();
         out.reserve(entries.len());
@@ -1330,6 +1341,43 @@ impl<T> Extend<(Aabb, T)> for QuadTree<T> {
     }
 }
 
+/// Writes each of `entries`, the items of a deferred tree whose slots
+/// are all occupied (as many as the entries), at the position of its slot
+/// in `out`: the entries in the order of their slots, as
+/// `QuadTree::gather_by_slot` reads them, where each slot's entry is at
+/// the position its place says. The entries are read in their order and
+/// written where their slots say, and the places are not read: in the
+/// tutorials' loop refilled frame after frame (clear, one `insert` a box,
+/// then the pairs reading both values), the whole loop took 0.96-0.99x
+/// the time it took with the gather at 1M boxes, and the same at 100k
+/// (ARCHITECTURE.md, *Deferred inserts*).
+///
+/// Every owner is a distinct slot below `entries.len()` (a deferred
+/// tree's entries are its items, each in its own slot), so every
+/// position of `out` is written once; `out`'s old entries are overwritten,
+/// so a refill of as many items as the last writes no filler first.
+fn scatter_by_slot(entries: &[Entry], out: &mut Vec<Entry>) {
+    let n = entries.len();
+    out.truncate(n);
+    out.resize(n, Entry::VACANT);
+    let far = core::mem::size_of_val(entries) >= order::PREFETCH_MIN;
+    for (k, e) in entries.iter().enumerate() {
+        if far
+            && let Some(ahead) = entries.get(k + order::AHEAD)
+            && let Some(at) = out.get(ahead.owner as usize)
+        {
+            crate::prefetch::prefetch(at);
+        }
+        if let Some(at) = out.get_mut(e.owner as usize) {
+            *at = *e;
+        }
+    }
+    debug_assert!(
+        (0..).zip(out.iter()).all(|(i, e)| e.owner == i),
+        "every slot's entry at its slot"
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use crate::scenario::{Layout, Scenario};
@@ -1383,11 +1431,12 @@ mod tests {
 
     /// The index of a deferred tree starts from the slots' order exactly
     /// when that order follows the last tree's: after a clear that ranked
-    /// the items and a refill in the same order, moved a little or not;
-    /// not after the first fill (slots in insertion order, which follows
-    /// no place), nor after a refill in another order. Either way the
-    /// index, built by a question or by a change, is the one `insert_many`
-    /// builds.
+    /// the items and a refill in the same order, moved a little or not,
+    /// of every item (each slot full: the entries are scattered to their
+    /// slots) or of fewer (the slots are read in order); not after the
+    /// first fill (slots in insertion order, which follows no place), nor
+    /// after a refill in another order. Either way the index, built by a
+    /// question or by a change, is the one `insert_many` builds.
     #[test]
     fn the_index_starts_from_the_slots_order_when_it_follows_the_tree() {
         for layout in Layout::ALL {
@@ -1396,12 +1445,17 @@ mod tests {
             let mut tree = QuadTree::new(s.world);
             let mut rng = crate::scenario::Rng::new(2);
             let mut out = Vec::new();
-            for (frame, (shuffled, expected)) in [
-                (false, false),
-                (false, true),
-                (false, true),
-                (true, false),
-                (false, true),
+            // (shuffled, how many, expected): the gather's output array
+            // is kept from frame to frame, so the scatter meets one as
+            // long as its entries, and one shorter.
+            for (frame, (shuffled, count, expected)) in [
+                (false, 5_000, false),
+                (false, 5_000, true),
+                (false, 5_000, true),
+                (true, 5_000, false),
+                (false, 5_000, true),
+                (false, 4_500, true),
+                (false, 5_000, true),
             ]
             .into_iter()
             .enumerate()
@@ -1417,7 +1471,8 @@ mod tests {
                     }
                 }
                 tree.clear();
-                let keys: Vec<Key> = (boxes.iter().zip(0u32..))
+                let live = &boxes[..count];
+                let keys: Vec<Key> = (live.iter().zip(0u32..))
                     .map(|(b, i)| tree.insert(*b, i))
                     .collect();
                 assert_eq!(
@@ -1429,7 +1484,13 @@ mod tests {
                     let mut owners: Vec<u32> = out.iter().map(|e| e.owner).collect();
                     assert!(owners.is_sorted(), "{layout:?}: in the slots' order");
                     owners.dedup();
-                    assert_eq!(owners.len(), boxes.len(), "{layout:?}: every item once");
+                    assert_eq!(owners.len(), count, "{layout:?}: every item once");
+                    for e in &out {
+                        let slot = &tree.slab.slots[e.owner as usize];
+                        let i = *slot.value().expect("an item's slot") as usize;
+                        assert_eq!(e.aabb, live[i], "{layout:?}: its own box");
+                        assert_eq!(e.generation, slot.generation(), "{layout:?}");
+                    }
                 }
                 if frame % 2 == 0 {
                     // A change before any question places the inserts
@@ -1438,10 +1499,39 @@ mod tests {
                 }
                 tree.validate().unwrap();
                 let mut built = QuadTree::new(s.world);
-                built.insert_many(boxes.iter().copied().zip(0u32..));
+                built.insert_many(live.iter().copied().zip(0u32..));
                 let shape =
                     |t: &QuadTree<u32>| t.nodes().map(|n| (n.bounds, n.items)).collect::<Vec<_>>();
                 assert_eq!(shape(&tree), shape(&built), "{layout:?}, frame {frame}");
+            }
+        }
+    }
+
+    /// The scatter puts each entry at its slot's position whatever `out`
+    /// held: nothing, fewer entries, as many, or more (kept from a larger
+    /// frame); with few entries and with enough to prefetch.
+    #[test]
+    fn the_scatter_puts_each_entry_at_its_slot() {
+        let mut rng = crate::scenario::Rng::new(5);
+        for n in [0usize, 1, 2, 1_000, 200_000] {
+            let mut owners: Vec<u32> = (0..n as u32).collect();
+            for i in (1..owners.len()).rev() {
+                owners.swap(i, rng.below(i as u64 + 1) as usize);
+            }
+            let entries: Vec<super::Entry> = owners
+                .iter()
+                .map(|&o| super::Entry {
+                    aabb: Aabb::new([o as f32, 0.0], [o as f32 + 1.0, 1.0]),
+                    owner: o,
+                    generation: core::num::NonZeroU32::new(o + 1).unwrap(),
+                })
+                .collect();
+            let mut expected = entries.clone();
+            expected.sort_by_key(|e| e.owner);
+            for held in [0, n.saturating_sub(3), n, n + 7] {
+                let mut out = vec![super::Entry::VACANT; held];
+                super::scatter_by_slot(&entries, &mut out);
+                assert!(out == expected, "{n} entries into {held}");
             }
         }
     }
