@@ -1342,24 +1342,25 @@ impl<T> Extend<(Aabb, T)> for QuadTree<T> {
 }
 
 /// Writes each of `entries`, the items of a deferred tree whose slots
-/// are all occupied (as many as the entries), at the position of its slot
-/// in `out`: the entries in the order of their slots, as
-/// `QuadTree::gather_by_slot` reads them, where each slot's entry is at
-/// the position its place says. The entries are read in their order and
-/// written where their slots say, and the places are not read: in the
-/// tutorials' loop refilled frame after frame (clear, one `insert` a box,
-/// then the pairs reading both values), the whole loop took 0.96-0.99x
-/// the time it took with the gather at 1M boxes, and the same at 100k
-/// (ARCHITECTURE.md, *Deferred inserts*).
+/// are all occupied (as many as the entries), at its slot's index in
+/// `out`: the array `QuadTree::gather_by_slot` makes slot by slot (each
+/// slot's entry, found through its place), in slot order. The entries are
+/// read in their order and no place is read: in the tutorials' loop
+/// refilled frame after frame (clear, one `insert` a box, then the pairs
+/// reading both values), the whole loop took 0.96-0.99x the time it took
+/// with the gather at 1M boxes, and about the same time at 100k
+/// (0.99-1.01x; ARCHITECTURE.md, *Deferred inserts*).
 ///
-/// Every owner is a distinct slot below `entries.len()` (a deferred
-/// tree's entries are its items, each in its own slot), so every
-/// position of `out` is written once; `out`'s old entries are overwritten,
+/// The caller guarantees that the owners are distinct slots below
+/// `entries.len()`, as a deferred tree's entries are (its items, each in
+/// a slot of its own), so every position of `out` is written once. An
+/// owner out of range panics, where skipping it would leave a filler or
+/// last frame's entry in the tree. `out`'s old entries are overwritten,
 /// so a refill of as many items as the last writes no filler first.
 fn scatter_by_slot(entries: &[Entry], out: &mut Vec<Entry>) {
-    let n = entries.len();
-    out.truncate(n);
-    out.resize(n, Entry::VACANT);
+    #[cfg(test)]
+    tests::SCATTERS.with(|c| c.set(c.get() + 1));
+    out.resize(entries.len(), Entry::VACANT);
     let far = core::mem::size_of_val(entries) >= order::PREFETCH_MIN;
     for (k, e) in entries.iter().enumerate() {
         if far
@@ -1368,20 +1369,27 @@ fn scatter_by_slot(entries: &[Entry], out: &mut Vec<Entry>) {
         {
             crate::prefetch::prefetch(at);
         }
-        if let Some(at) = out.get_mut(e.owner as usize) {
-            *at = *e;
-        }
+        out[e.owner as usize] = *e;
     }
+    // Owners only: an entry of the last frame left at its own slot's
+    // index would pass (the tests compare boxes and generations).
     debug_assert!(
-        (0..).zip(out.iter()).all(|(i, e)| e.owner == i),
+        out.iter().zip(0u32..).all(|(e, i)| e.owner == i),
         "every slot's entry at its slot"
     );
 }
 
 #[cfg(test)]
 mod tests {
+    use super::Entry;
     use crate::scenario::{Layout, Scenario};
     use crate::{Aabb, Config, Key, QuadTree};
+
+    std::thread_local! {
+        /// Calls of [`scatter_by_slot`](super::scatter_by_slot) on this
+        /// thread.
+        pub(super) static SCATTERS: core::cell::Cell<usize> = const { core::cell::Cell::new(0) };
+    }
 
     /// Refilled in the same order after a question built the tree's order,
     /// the items take the slots in that order: the index of the same boxes
@@ -1447,13 +1455,16 @@ mod tests {
             let mut out = Vec::new();
             // (shuffled, how many, expected): the gather's output array
             // is kept from frame to frame, so the scatter meets one as
-            // long as its entries, and one shorter.
+            // long as its entries, and one shorter. Each kind of frame
+            // comes at an even index too, where a change places the
+            // inserts before any question.
             for (frame, (shuffled, count, expected)) in [
                 (false, 5_000, false),
                 (false, 5_000, true),
                 (false, 5_000, true),
                 (true, 5_000, false),
                 (false, 5_000, true),
+                (false, 4_500, true),
                 (false, 4_500, true),
                 (false, 5_000, true),
             ]
@@ -1475,12 +1486,17 @@ mod tests {
                 let keys: Vec<Key> = (live.iter().zip(0u32..))
                     .map(|(b, i)| tree.insert(*b, i))
                     .collect();
+                let scatters = SCATTERS.with(core::cell::Cell::get);
                 assert_eq!(
                     tree.gather_by_slot(&mut out),
                     expected,
                     "{layout:?}, frame {frame}"
                 );
+                // Scattered exactly when every slot was refilled.
+                let scattered = SCATTERS.with(core::cell::Cell::get) - scatters;
+                assert_eq!(scattered, usize::from(expected && count == 5_000));
                 if expected {
+                    assert_eq!(out.len(), count, "{layout:?}");
                     let mut owners: Vec<u32> = out.iter().map(|e| e.owner).collect();
                     assert!(owners.is_sorted(), "{layout:?}: in the slots' order");
                     owners.dedup();
@@ -1518,9 +1534,9 @@ mod tests {
             for i in (1..owners.len()).rev() {
                 owners.swap(i, rng.below(i as u64 + 1) as usize);
             }
-            let entries: Vec<super::Entry> = owners
+            let entries: Vec<Entry> = owners
                 .iter()
-                .map(|&o| super::Entry {
+                .map(|&o| Entry {
                     aabb: Aabb::new([o as f32, 0.0], [o as f32 + 1.0, 1.0]),
                     owner: o,
                     generation: core::num::NonZeroU32::new(o + 1).unwrap(),
@@ -1528,10 +1544,25 @@ mod tests {
                 .collect();
             let mut expected = entries.clone();
             expected.sort_by_key(|e| e.owner);
+            // What `out` held: filler, or the expected entries each with
+            // another box (an entry of another frame at its slot's index),
+            // so that a position left unwritten shows either way.
+            let moved: Vec<Entry> = (expected.iter())
+                .map(|e| Entry {
+                    aabb: e.aabb.translate([0.5, 0.5]),
+                    ..*e
+                })
+                .chain(core::iter::repeat(Entry::VACANT))
+                .take(n + 7)
+                .collect();
             for held in [0, n.saturating_sub(3), n, n + 7] {
-                let mut out = vec![super::Entry::VACANT; held];
-                super::scatter_by_slot(&entries, &mut out);
-                assert!(out == expected, "{n} entries into {held}");
+                for start in [vec![Entry::VACANT; held], moved[..held].to_vec()] {
+                    let mut out = start;
+                    super::scatter_by_slot(&entries, &mut out);
+                    // Not `assert_eq!`, whose message would print every
+                    // entry.
+                    assert!(out == expected, "{n} entries into {held}");
+                }
             }
         }
     }
