@@ -731,9 +731,10 @@ impl<T> QuadTree<T> {
     /// When every slot holds an item (the slab is exactly as long as the
     /// refill, as when the same objects come back every frame), the item
     /// of slot `i` goes to position `i`: each entry is written straight
-    /// there, reading the entries in their order and not the places at
-    /// all (`scatter_by_slot`). Otherwise the slots are read in order and
-    /// each occupied one's entry is fetched from where its place points.
+    /// there, reading the entries in their order and no place (only the
+    /// sample above reads some; `scatter_by_slot`). Otherwise the slots
+    /// are read in order and each occupied one's entry is fetched from
+    /// where its place points.
     fn gather_by_slot(&self, out: &mut Vec<Entry>) -> bool {
         let (places, entries) = (&self.slab.places, &self.entries);
         if entries.len() < order::PRESORT_MIN || places.len() / 2 > entries.len() {
@@ -1349,7 +1350,7 @@ impl<T> Extend<(Aabb, T)> for QuadTree<T> {
 /// refilled frame after frame (clear, one `insert` a box, then the pairs
 /// reading both values), the whole loop took 0.96-0.99x the time it took
 /// with the gather at 1M boxes, and about the same time at 100k
-/// (0.99-1.01x; ARCHITECTURE.md, *Deferred inserts*).
+/// (0.99-1.02x; ARCHITECTURE.md, *Deferred inserts*).
 ///
 /// The caller guarantees that the owners are distinct slots below
 /// `entries.len()`, as a deferred tree's entries are (its items, each in
