@@ -532,10 +532,9 @@ impl<T> Slab<T> {
 
     /// Checks what a snapshot says of the slab before anything trusts it
     /// (that it has one generation per slot is checked as it is read): the
-    /// first generation the seed gives, and
-    /// a free list that ends, stays in range, and lists every vacant slot
-    /// that is not retired exactly once. The tree's `validate` checks the
-    /// occupied slots against the entries.
+    /// first generation the seed gives, and the count and lists
+    /// [`check_lists`](Slab::check_lists) checks. The tree's `validate`
+    /// checks the occupied slots against the entries.
     #[cfg(feature = "serde")]
     pub(crate) fn check(&self, key_seed: u32) -> Result<(), String> {
         if self.slots.len() >= RETIRED as usize {
@@ -551,6 +550,16 @@ impl<T> Slab<T> {
         if self.seed != first_generation(key_seed) {
             return Err("the first generation does not follow from config.key_seed".into());
         }
+        self.check_lists()
+    }
+
+    /// Checks the slab's count and lists (for snapshots and the tree's
+    /// `validate`; `places` must be as long as `slots`): `len` occupied
+    /// slots; a free list that ends, stays in range and lists every vacant
+    /// slot that is not retired exactly once, so that no slot is lost to
+    /// later inserts; and a refill order that names slots that existed at
+    /// the last clear, each once.
+    pub(crate) fn check_lists(&self) -> Result<(), String> {
         let occupied = self.slots.iter().filter(|s| s.is_full()).count();
         if occupied != self.len {
             return Err(format!("{occupied} occupied slots, len {}", self.len));

@@ -16,7 +16,9 @@ impl<T> QuadTree<T> {
     /// back at it with the same generation; each node's bounds contain its own items and its
     /// children's bounds; each node's load equals its definition; a node has
     /// children exactly when its load exceeds `max_items`; no node is deeper
-    /// than `max_depth`; the free lists and counters add up. For a tree
+    /// than `max_depth`; the free lists and counters add up (the slab's
+    /// free list holds every vacant slot that is not retired, once, so no
+    /// slot is lost to later inserts). For a tree
     /// whose one-by-one inserts are still deferred: every item's slot
     /// points at its entry in insertion order, and, once a question built
     /// their index, that index passes every check above.
@@ -38,6 +40,9 @@ impl<T> QuadTree<T> {
                 self.slab.places.len()
             ));
         }
+        self.slab
+            .check_lists()
+            .or_else(|what| fail(format!("slab: {what}")))?;
         // What a deferred insert relies on (`Slab::insert_at`): the slots
         // of the last clear's list not taken yet are free, each placed at
         // its position in the list.

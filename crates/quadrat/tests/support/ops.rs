@@ -85,6 +85,17 @@ pub fn random_op(rng: &mut Rng, world: Aabb, h: &Harness) -> Op {
         86 => Op::InsertInvalid(Aabb::new([1.0, f32::NAN], [2.0, 2.0])),
         87 => Op::InsertInvalid(Aabb::new([2.0, 0.0], [1.0, 1.0])),
         88 if rng.chance(30) => Op::Clear,
+        88 => Op::Refill {
+            frames: 1 + rng.below(4) as usize,
+            dx: step(rng, world) * 0.1,
+            dy: step(rng, world) * 0.1,
+            cut: if rng.chance(25) {
+                rng.below(live / 4 + 1) as usize
+            } else {
+                0
+            },
+            swap: rng.chance(25).then(|| (any(rng), any(rng))),
+        },
         89..=90 => Op::InsertEach(random_boxes(rng, world, h, 40)),
         91 => Op::ShrinkToFit,
         92 => Op::Reserve(rng.below(2000) as usize),

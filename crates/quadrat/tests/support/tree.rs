@@ -51,6 +51,22 @@ pub enum Op {
     RetainPanics(u32),
     Rebuild,
     Clear,
+    /// The tutorials' loop for `frames` frames: each frame clears the tree
+    /// and inserts every live item's box again, one by one in the model's
+    /// order (the order of the last refill, if one came before), moved by
+    /// `(dx, dy)` a frame; each frame but the last is then asked a
+    /// question, so it builds its index from the deferred inserts (from
+    /// the slots' order when that still follows the tree's). `cut` items
+    /// are left out from the end each frame, and `swap` swaps two items'
+    /// places in the order, so a refill can be fewer than before or come in
+    /// another order.
+    Refill {
+        frames: usize,
+        dx: f32,
+        dy: f32,
+        cut: usize,
+        swap: Option<(usize, usize)>,
+    },
     /// `reserve(n)`: nothing a caller can see changes.
     Reserve(usize),
     /// `shrink_to_fit`: nothing a caller can see changes either.
@@ -405,6 +421,45 @@ impl Harness {
                 self.tree.clear();
                 let model = &mut self.model;
                 model.dead.extend(model.live.drain(..).map(|e| e.0));
+            }
+            Op::Refill {
+                frames,
+                dx,
+                dy,
+                cut,
+                swap,
+            } => {
+                for frame in 0..*frames {
+                    let mut items = core::mem::take(&mut self.model.live);
+                    items.truncate(items.len().saturating_sub(*cut));
+                    if let Some((i, j)) = *swap
+                        && i < items.len()
+                        && j < items.len()
+                    {
+                        items.swap(i, j);
+                    }
+                    self.tree.clear();
+                    self.model.dead.extend(items.iter().map(|e| e.0));
+                    for (_, b, v) in items {
+                        let moved = b.translate([*dx, *dy]);
+                        let b = if moved.validate().is_ok() { moved } else { b };
+                        let k = self.tree.insert(b, v);
+                        self.model.live.push((k, b, v));
+                    }
+                    if frame + 1 < *frames {
+                        // The question that builds this frame's index, which
+                        // the next clear hands its slots out in the order of.
+                        let mut pairs = Vec::new();
+                        self.tree.for_each_pair(|a, b| pairs.push((a, b)));
+                        pairs.sort_unstable();
+                        ensure_eq!(
+                            pairs,
+                            self.model.brute_pairs(),
+                            "pairs of refill frame {frame}"
+                        );
+                        self.tree.validate()?;
+                    }
+                }
             }
         }
         if self.model.dead.len() > 4096 {
