@@ -326,8 +326,8 @@ struct Raw<T> {
 
 /// Restores a tree from its snapshot, refusing (with an error that names
 /// the broken invariant) any snapshot that breaks an invariant of the tree
-/// (everything [`QuadTree::validate`] checks, plus the slab's free list and
-/// the root's geometry): a damaged or forged snapshot never yields a tree
+/// (everything [`QuadTree::validate`] checks, the slab's free list
+/// included, and the root's geometry): a damaged or forged snapshot never yields a tree
 /// that could panic or answer wrongly later.
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for QuadTree<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<QuadTree<T>, D::Error> {

@@ -53,13 +53,14 @@ pub enum Op {
     Clear,
     /// The tutorials' loop for `frames` frames: each frame clears the tree
     /// and inserts every live item's box again, one by one in the model's
-    /// order (the order of the last refill, if one came before), moved by
-    /// `(dx, dy)` a frame; each frame but the last is then asked a
-    /// question, so it builds its index from the deferred inserts (from
-    /// the slots' order when that still follows the tree's). `cut` items
-    /// are left out from the end each frame, and `swap` swaps two items'
-    /// places in the order, so a refill can be fewer than before or come in
-    /// another order.
+    /// order (the order of the last refill, if one came before and no
+    /// removal moved an item since), moved by `(dx, dy)` a frame; each
+    /// frame but the last is then asked a question, so it builds its index
+    /// from the deferred inserts (from the slots' order when that still
+    /// follows the tree's). `cut` items are left out from the end each
+    /// frame, and `swap` swaps two items' places in the order of the first
+    /// frame, which the frames after it keep, so a refill can be fewer
+    /// than before or come in another order.
     Refill {
         frames: usize,
         dx: f32,
@@ -431,15 +432,17 @@ impl Harness {
             } => {
                 for frame in 0..*frames {
                     let mut items = core::mem::take(&mut self.model.live);
+                    // Every key of the last frame goes stale, the cut ones too.
+                    self.model.dead.extend(items.iter().map(|e| e.0));
                     items.truncate(items.len().saturating_sub(*cut));
                     if let Some((i, j)) = *swap
+                        && frame == 0
                         && i < items.len()
                         && j < items.len()
                     {
                         items.swap(i, j);
                     }
                     self.tree.clear();
-                    self.model.dead.extend(items.iter().map(|e| e.0));
                     for (_, b, v) in items {
                         let moved = b.translate([*dx, *dy]);
                         let b = if moved.validate().is_ok() { moved } else { b };
