@@ -271,6 +271,15 @@ enum OpIn {
     Drain(u8),
     Reserve(u16),
     ShrinkToFit,
+    /// The tutorials' loop over the live items for one to four frames
+    /// (`Op::Refill`): clear, every box again one by one, moved by a step.
+    Refill {
+        frames: u8,
+        dx: StepIn,
+        dy: StepIn,
+        cut: u8,
+        swap: Option<(u16, u16)>,
+    },
 }
 
 impl OpIn {
@@ -326,6 +335,19 @@ impl OpIn {
             OpIn::Drain(n) => return vec![Op::Remove(0); usize::from(*n % 32)],
             OpIn::Reserve(n) => Op::Reserve(usize::from(*n)),
             OpIn::ShrinkToFit => Op::ShrinkToFit,
+            OpIn::Refill {
+                frames,
+                dx,
+                dy,
+                cut,
+                swap,
+            } => Op::Refill {
+                frames: 1 + usize::from(*frames % 4),
+                dx: dx.resolve(world),
+                dy: dy.resolve(world),
+                cut: usize::from(*cut),
+                swap: swap.map(|(i, j)| (usize::from(i), usize::from(j))),
+            },
         };
         vec![op]
     }
