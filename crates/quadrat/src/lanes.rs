@@ -7,7 +7,8 @@
 //! of `unsafe` block (the first is in `prefetch.rs`). Where SSE (SSE2 for
 //! the places) is not enabled at compile time (other architectures, or an
 //! x86-64 target without floating-point registers), the same results are
-//! computed one lane at a time.
+//! computed one lane at a time, by the functions of `scalar`; tests build
+//! those on every target and hold both kinds to the same references.
 
 use crate::geom::Aabb;
 
@@ -51,16 +52,7 @@ pub(crate) fn sweep_masks(
         (near as usize, hit as usize)
     }
     #[cfg(not(all(target_arch = "x86_64", target_feature = "sse")))]
-    {
-        let mut near = 0;
-        let mut hit = 0;
-        for t in 0..LANES {
-            let in_x = min_x[t] <= a.max.x;
-            near |= usize::from(in_x) << t;
-            hit |= usize::from(in_x & (min_y[t] <= a.max.y) & (a.min.y <= max_y[t])) << t;
-        }
-        (near, hit)
-    }
+    scalar::sweep_masks(min_x, min_y, max_y, a)
 }
 
 /// Of four candidate boxes, given by their coordinates, the mask of those
@@ -98,17 +90,7 @@ pub(crate) fn touch_mask(
         hit as usize
     }
     #[cfg(not(all(target_arch = "x86_64", target_feature = "sse")))]
-    {
-        let mut hit = 0;
-        for t in 0..LANES {
-            let b = Aabb {
-                min: crate::geom::Vec2::new(min_x[t], min_y[t]),
-                max: crate::geom::Vec2::new(max_x[t], max_y[t]),
-            };
-            hit |= usize::from(a.touches(&b)) << t;
-        }
-        hit
-    }
+    scalar::touch_mask(min_x, min_y, max_x, max_y, a)
 }
 
 /// Of four boxes, the mask of those that share a point with `area`
@@ -150,14 +132,7 @@ pub(crate) fn filter_masks(boxes: [&Aabb; LANES], area: &Aabb) -> (usize, usize)
         (keep as usize, past as usize)
     }
     #[cfg(not(all(target_arch = "x86_64", target_feature = "sse")))]
-    {
-        let (mut keep, mut past) = (0, 0);
-        for (t, b) in boxes.iter().enumerate() {
-            keep |= usize::from(b.touches(area)) << t;
-            past |= usize::from(area.max.x < b.min.x) << t;
-        }
-        (keep, past)
-    }
+    scalar::filter_masks(boxes, area)
 }
 
 /// The four places `base + b` (wrapping), for each byte `b` of `word`
@@ -191,7 +166,73 @@ pub(crate) fn widen_places(word: u32, base: u32) -> [u32; LANES] {
         }
     }
     #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
-    {
+    scalar::widen_places(word, base)
+}
+
+/// The kernels one lane at a time: what runs where SSE (SSE2 for the
+/// places) is not enabled at compile time. Tests compile them on every
+/// target, so that they are checked lane by lane against the same plain
+/// references as the SSE kernels, on machines that run only the latter.
+#[cfg(any(test, not(all(target_arch = "x86_64", target_feature = "sse2"))))]
+mod scalar {
+    use super::{Aabb, LANES};
+
+    /// [`super::sweep_masks`], one lane at a time.
+    #[cfg(any(test, not(all(target_arch = "x86_64", target_feature = "sse"))))]
+    #[inline(always)]
+    pub(super) fn sweep_masks(
+        min_x: &[f32; LANES],
+        min_y: &[f32; LANES],
+        max_y: &[f32; LANES],
+        a: &Aabb,
+    ) -> (usize, usize) {
+        let mut near = 0;
+        let mut hit = 0;
+        for t in 0..LANES {
+            let in_x = min_x[t] <= a.max.x;
+            near |= usize::from(in_x) << t;
+            hit |= usize::from(in_x & (min_y[t] <= a.max.y) & (a.min.y <= max_y[t])) << t;
+        }
+        (near, hit)
+    }
+
+    /// [`super::touch_mask`], one lane at a time.
+    #[cfg(any(test, not(all(target_arch = "x86_64", target_feature = "sse"))))]
+    #[inline(always)]
+    pub(super) fn touch_mask(
+        min_x: &[f32; LANES],
+        min_y: &[f32; LANES],
+        max_x: &[f32; LANES],
+        max_y: &[f32; LANES],
+        a: &Aabb,
+    ) -> usize {
+        let mut hit = 0;
+        for t in 0..LANES {
+            let b = Aabb {
+                min: crate::geom::Vec2::new(min_x[t], min_y[t]),
+                max: crate::geom::Vec2::new(max_x[t], max_y[t]),
+            };
+            hit |= usize::from(a.touches(&b)) << t;
+        }
+        hit
+    }
+
+    /// [`super::filter_masks`], one lane at a time.
+    #[cfg(any(test, not(all(target_arch = "x86_64", target_feature = "sse"))))]
+    #[inline(always)]
+    pub(super) fn filter_masks(boxes: [&Aabb; LANES], area: &Aabb) -> (usize, usize) {
+        let (mut keep, mut past) = (0, 0);
+        for (t, b) in boxes.iter().enumerate() {
+            keep |= usize::from(b.touches(area)) << t;
+            past |= usize::from(area.max.x < b.min.x) << t;
+        }
+        (keep, past)
+    }
+
+    /// [`super::widen_places`], one byte at a time.
+    #[cfg(any(test, not(all(target_arch = "x86_64", target_feature = "sse2"))))]
+    #[inline(always)]
+    pub(super) fn widen_places(word: u32, base: u32) -> [u32; LANES] {
         let b = word.to_le_bytes();
         core::array::from_fn(|t| base.wrapping_add(u32::from(b[t])))
     }
@@ -230,70 +271,108 @@ mod tests {
         *seed
     }
 
+    /// The kernels a test checks: those the crate runs on this target, and
+    /// the ones it runs where SSE is not.
+    struct Kernels {
+        name: &'static str,
+        sweep: fn(&Lanes, &Lanes, &Lanes, &Aabb) -> (usize, usize),
+        touch: fn(&Lanes, &Lanes, &Lanes, &Lanes, &Aabb) -> usize,
+        filter: fn([&Aabb; LANES], &Aabb) -> (usize, usize),
+        widen: fn(u32, u32) -> [u32; LANES],
+    }
+
+    /// One coordinate of four candidates.
+    type Lanes = [f32; LANES];
+
+    const KERNELS: [Kernels; 2] = [
+        Kernels {
+            name: "this target's",
+            sweep: |x, lo, hi, a| sweep_masks(x, lo, hi, a),
+            touch: |x0, y0, x1, y1, a| touch_mask(x0, y0, x1, y1, a),
+            filter: |b, a| filter_masks(b, a),
+            widen: |w, b| widen_places(w, b),
+        },
+        Kernels {
+            name: "scalar",
+            sweep: |x, lo, hi, a| scalar::sweep_masks(x, lo, hi, a),
+            touch: |x0, y0, x1, y1, a| scalar::touch_mask(x0, y0, x1, y1, a),
+            filter: |b, a| scalar::filter_masks(b, a),
+            widen: |w, b| scalar::widen_places(w, b),
+        },
+    ];
+
     #[test]
     fn the_kernels_give_the_masks_of_the_tests_lane_by_lane() {
-        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-        let mut pick = || VALUES[(next(&mut seed) % VALUES.len() as u64) as usize];
-        for _ in 0..200_000 {
-            let a = Aabb::new([pick(), pick()], [pick(), pick()]);
-            let mut four = || [pick(), pick(), pick(), pick()];
-            let (x0, y0, x1, y1) = (four(), four(), four(), four());
-            let near = mask(|t| x0[t] <= a.max.x);
-            let meets_y = mask(|t| y0[t] <= a.max.y && a.min.y <= y1[t]);
-            let case = format!("{a:?} {x0:?} {y0:?} {x1:?} {y1:?}");
-            assert_eq!(
-                sweep_masks(&x0, &y0, &y1, &a),
-                (near, near & meets_y),
-                "{case}"
-            );
-            let boxes: [Aabb; LANES] =
-                core::array::from_fn(|t| Aabb::new([x0[t], y0[t]], [x1[t], y1[t]]));
-            let touching = mask(|t| boxes[t].touches(&a));
-            assert_eq!(touch_mask(&x0, &y0, &x1, &y1, &a), touching, "{case}");
-            let past = mask(|t| a.max.x < x0[t]);
-            let boxes = [&boxes[0], &boxes[1], &boxes[2], &boxes[3]];
-            assert_eq!(filter_masks(boxes, &a), (touching, past), "{case}");
+        for k in &KERNELS {
+            let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+            let mut pick = || VALUES[(next(&mut seed) % VALUES.len() as u64) as usize];
+            for _ in 0..200_000 {
+                let a = Aabb::new([pick(), pick()], [pick(), pick()]);
+                let mut four = || [pick(), pick(), pick(), pick()];
+                let (x0, y0, x1, y1) = (four(), four(), four(), four());
+                let near = mask(|t| x0[t] <= a.max.x);
+                let meets_y = mask(|t| y0[t] <= a.max.y && a.min.y <= y1[t]);
+                let case = format!("{} {a:?} {x0:?} {y0:?} {x1:?} {y1:?}", k.name);
+                assert_eq!(
+                    (k.sweep)(&x0, &y0, &y1, &a),
+                    (near, near & meets_y),
+                    "{case}"
+                );
+                // The closed boxes share a point: written out here, not
+                // with `Aabb::touches`, which the scalar kernels use.
+                let touching = near & meets_y & mask(|t| a.min.x <= x1[t]);
+                assert_eq!((k.touch)(&x0, &y0, &x1, &y1, &a), touching, "{case}");
+                let boxes: [Aabb; LANES] =
+                    core::array::from_fn(|t| Aabb::new([x0[t], y0[t]], [x1[t], y1[t]]));
+                let past = mask(|t| a.max.x < x0[t]);
+                let boxes = [&boxes[0], &boxes[1], &boxes[2], &boxes[3]];
+                assert_eq!((k.filter)(boxes, &a), (touching, past), "{case}");
+            }
         }
     }
 
     #[test]
     fn widened_places_are_the_bytes_added_to_the_base() {
-        let mut seed = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = || next(&mut seed);
-        let bases = [0, 1, 63, 64, 255, 256, 1 << 20, u32::MAX - 255, u32::MAX];
-        for _ in 0..20_000 {
-            let word = next() as u32;
-            let base = match next() % 3 {
-                0 => bases[(next() % bases.len() as u64) as usize],
-                _ => next() as u32,
-            };
-            let want: [u32; LANES] =
-                core::array::from_fn(|t| base.wrapping_add((word >> (8 * t)) & 0xFF));
-            assert_eq!(widen_places(word, base), want, "{word:#x} {base}");
+        for k in &KERNELS {
+            let mut seed = 0x2545_F491_4F6C_DD1Du64;
+            let mut next = || next(&mut seed);
+            let bases = [0, 1, 63, 64, 255, 256, 1 << 20, u32::MAX - 255, u32::MAX];
+            for _ in 0..20_000 {
+                let word = next() as u32;
+                let base = match next() % 3 {
+                    0 => bases[(next() % bases.len() as u64) as usize],
+                    _ => next() as u32,
+                };
+                let want: [u32; LANES] =
+                    core::array::from_fn(|t| base.wrapping_add((word >> (8 * t)) & 0xFF));
+                assert_eq!((k.widen)(word, base), want, "{} {word:#x} {base}", k.name);
+            }
+            assert_eq!((k.widen)(0x0302_0100, 7), [7, 8, 9, 10], "{}", k.name);
+            assert_eq!((k.widen)(0xFF00_FF00, 1), [1, 256, 1, 256], "{}", k.name);
         }
-        assert_eq!(widen_places(0x0302_0100, 7), [7, 8, 9, 10]);
-        assert_eq!(widen_places(0xFF00_FF00, 1), [1, 256, 1, 256]);
     }
 
     #[test]
     fn each_lane_has_its_own_bit() {
-        let a = Aabb::new([0.0, 0.0], [1.0, 1.0]);
-        // Lane 0 meets a; lane 1 starts right of it; lane 2 lies above it;
-        // lane 3 lies below it.
-        let x = [0.5, 2.0, 0.5, 0.5];
-        let lo = [0.5, 0.5, 2.0, -3.0];
-        let hi = [0.7, 0.7, 3.0, -2.0];
-        assert_eq!(sweep_masks(&x, &lo, &hi, &a), (0b1101, 0b0001));
-        let right = [0.6, 2.5, 0.6, 0.6];
-        assert_eq!(touch_mask(&x, &lo, &right, &hi, &a), 0b0001);
-        let boxes: [Aabb; LANES] =
-            core::array::from_fn(|t| Aabb::new([x[t], lo[t]], [right[t], hi[t]]));
-        let boxes = [&boxes[0], &boxes[1], &boxes[2], &boxes[3]];
-        assert_eq!(filter_masks(boxes, &a), (0b0001, 0b0010));
-        // Touching edges meet (closed boxes).
-        let x = [1.0; 4];
-        let lo = [1.0, -1.0, 1.0, 0.0];
-        let hi = [2.0, 0.0, 1.0, 1.0];
-        assert_eq!(sweep_masks(&x, &lo, &hi, &a), (0b1111, 0b1111));
+        for k in &KERNELS {
+            let a = Aabb::new([0.0, 0.0], [1.0, 1.0]);
+            // Lane 0 meets a; lane 1 starts right of it; lane 2 lies above
+            // it; lane 3 lies below it.
+            let x = [0.5, 2.0, 0.5, 0.5];
+            let lo = [0.5, 0.5, 2.0, -3.0];
+            let hi = [0.7, 0.7, 3.0, -2.0];
+            assert_eq!((k.sweep)(&x, &lo, &hi, &a), (0b1101, 0b0001), "{}", k.name);
+            let right = [0.6, 2.5, 0.6, 0.6];
+            assert_eq!((k.touch)(&x, &lo, &right, &hi, &a), 0b0001, "{}", k.name);
+            let boxes: [Aabb; LANES] =
+                core::array::from_fn(|t| Aabb::new([x[t], lo[t]], [right[t], hi[t]]));
+            let boxes = [&boxes[0], &boxes[1], &boxes[2], &boxes[3]];
+            assert_eq!((k.filter)(boxes, &a), (0b0001, 0b0010), "{}", k.name);
+            // Touching edges meet (closed boxes).
+            let x = [1.0; 4];
+            let lo = [1.0, -1.0, 1.0, 0.0];
+            let hi = [2.0, 0.0, 1.0, 1.0];
+            assert_eq!((k.sweep)(&x, &lo, &hi, &a), (0b1111, 0b1111), "{}", k.name);
+        }
     }
 }
