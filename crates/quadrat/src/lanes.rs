@@ -287,17 +287,17 @@ mod tests {
     const KERNELS: [Kernels; 2] = [
         Kernels {
             name: "this target's",
-            sweep: |x, lo, hi, a| sweep_masks(x, lo, hi, a),
-            touch: |x0, y0, x1, y1, a| touch_mask(x0, y0, x1, y1, a),
-            filter: |b, a| filter_masks(b, a),
-            widen: |w, b| widen_places(w, b),
+            sweep: sweep_masks,
+            touch: touch_mask,
+            filter: filter_masks,
+            widen: widen_places,
         },
         Kernels {
             name: "scalar",
-            sweep: |x, lo, hi, a| scalar::sweep_masks(x, lo, hi, a),
-            touch: |x0, y0, x1, y1, a| scalar::touch_mask(x0, y0, x1, y1, a),
-            filter: |b, a| scalar::filter_masks(b, a),
-            widen: |w, b| scalar::widen_places(w, b),
+            sweep: scalar::sweep_masks,
+            touch: scalar::touch_mask,
+            filter: scalar::filter_masks,
+            widen: scalar::widen_places,
         },
     ];
 
